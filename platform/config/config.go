@@ -1,0 +1,319 @@
+// Package config loads the service configuration in layers: the embedded
+// defaults, config/config.yaml, config/config.<env>.yaml, then CONTRACTFLOW_*
+// environment variables. Every key is checked at start; an unknown key, an
+// unknown module or an invalid value is an error that names the key.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	_ "time/tzdata" // the business time zone must resolve on hosts without tzdata
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/contractflow/contractflow/config"
+)
+
+// EnvPrefix starts every environment variable the service reads.
+const EnvPrefix = "CONTRACTFLOW_"
+
+// Config is the platform's part of the configuration. Modules own their own
+// sections (see Options.Sections).
+type Config struct {
+	App struct {
+		Env string `mapstructure:"env"`
+	} `mapstructure:"app"`
+	HTTP struct {
+		Address         string        `mapstructure:"address"`
+		MaxBodyBytes    int           `mapstructure:"maxBodyBytes"`
+		ShutdownTimeout time.Duration `mapstructure:"shutdownTimeout"`
+		ReadTimeout     time.Duration `mapstructure:"readTimeout"`
+		WriteTimeout    time.Duration `mapstructure:"writeTimeout"`
+		TrustedProxies  []string      `mapstructure:"trustedProxies"`
+	} `mapstructure:"http"`
+	AllowedOrigins []string `mapstructure:"allowedOrigins"`
+	Database       struct {
+		Driver       string `mapstructure:"driver"`
+		DSN          string `mapstructure:"dsn"`
+		MaxOpenConns int    `mapstructure:"maxOpenConns"`
+	} `mapstructure:"database"`
+	Storage struct {
+		Path string `mapstructure:"path"`
+	} `mapstructure:"storage"`
+	Uploads struct {
+		MaxBytes int `mapstructure:"maxBytes"`
+	} `mapstructure:"uploads"`
+	RateLimit struct {
+		Enabled         bool `mapstructure:"enabled"`
+		GlobalPerMinute int  `mapstructure:"globalPerMinute"`
+		LoginPerMinute  int  `mapstructure:"loginPerMinute"`
+	} `mapstructure:"rateLimit"`
+	Log struct {
+		Level      string `mapstructure:"level"`
+		Dir        string `mapstructure:"dir"`
+		MaxAgeDays int    `mapstructure:"maxAgeDays"`
+	} `mapstructure:"log"`
+	Business struct {
+		TimeZone string         `mapstructure:"timeZone"`
+		Location *time.Location `mapstructure:"-"`
+	} `mapstructure:"business"`
+	JWT struct {
+		Secret             string `mapstructure:"secret"`
+		Issuer             string `mapstructure:"issuer"`
+		Audience           string `mapstructure:"audience"`
+		AccessTokenMinutes int    `mapstructure:"accessTokenMinutes"`
+		RefreshTokenDays   int    `mapstructure:"refreshTokenDays"`
+	} `mapstructure:"jwt"`
+	Seed struct {
+		Demo          bool   `mapstructure:"demo"`
+		AdminEmail    string `mapstructure:"adminEmail"`
+		AdminPassword string `mapstructure:"adminPassword"`
+	} `mapstructure:"seed"`
+	Metrics struct {
+		Address string `mapstructure:"address"`
+	} `mapstructure:"metrics"`
+	Modules map[string]ModuleToggle `mapstructure:"modules"`
+}
+
+// ModuleToggle is the per-module switch under modules.<name>.
+type ModuleToggle struct {
+	Enabled bool `mapstructure:"enabled"`
+}
+
+// IsProduction reports whether app.env is production.
+func (c *Config) IsProduction() bool { return c.App.Env == "production" }
+
+// ModuleEnabled reports whether modules.<name>.enabled is true.
+func (c *Config) ModuleEnabled(name string) bool {
+	t, ok := c.Modules[strings.ToLower(name)]
+	return !ok || t.Enabled
+}
+
+// Options tell Load where to look and which module sections exist.
+type Options struct {
+	// Dir holds config.yaml and config.<env>.yaml; missing files are skipped.
+	Dir string
+	// Environ is the environment to read (os.Environ() when nil).
+	Environ []string
+	// Modules are the names of the compiled-in modules.
+	Modules []string
+	// Sections maps a top-level key owned by a module to a pointer to its
+	// struct, pre-filled with defaults; Load decodes the section into it.
+	Sections map[string]any
+	// Set overrides keys after every other layer (tests).
+	Set map[string]any
+}
+
+// DefaultJWTSecret is refused in production.
+const DefaultJWTSecret = "contractflow-development-secret-change-me"
+
+// Load reads, merges, decodes and validates the configuration.
+func Load(opts Options) (*Config, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(config.Defaults)); err != nil {
+		return nil, fmt.Errorf("embedded defaults: %w", err)
+	}
+	for key, ptr := range opts.Sections {
+		defaults := map[string]any{}
+		if err := mapstructure.Decode(ptr, &defaults); err != nil {
+			return nil, fmt.Errorf("defaults of %s: %w", key, err)
+		}
+		v.SetDefault(key, defaults)
+	}
+	for _, m := range opts.Modules {
+		v.SetDefault("modules."+strings.ToLower(m)+".enabled", true)
+	}
+
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	env := lookup(environ, EnvPrefix+"APP_ENV")
+	if err := mergeFile(v, opts.Dir, "config.yaml"); err != nil {
+		return nil, err
+	}
+	if env == "" {
+		env = v.GetString("app.env")
+	}
+	if err := mergeFile(v, opts.Dir, "config."+env+".yaml"); err != nil {
+		return nil, err
+	}
+	if err := applyEnv(v, environ); err != nil {
+		return nil, err
+	}
+	for k, val := range opts.Set {
+		v.Set(k, val)
+	}
+
+	all := v.AllSettings()
+	for key, ptr := range opts.Sections {
+		sub, _ := all[strings.ToLower(key)].(map[string]any)
+		if err := decode(sub, ptr, key+"."); err != nil {
+			return nil, err
+		}
+		delete(all, strings.ToLower(key))
+	}
+	cfg := &Config{}
+	if err := decode(all, cfg, ""); err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(opts.Modules); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func lookup(environ []string, name string) string {
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			return val
+		}
+	}
+	return ""
+}
+
+func mergeFile(v *viper.Viper, dir, name string) error {
+	if dir == "" {
+		return nil
+	}
+	path := filepath.Join(dir, name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// applyEnv maps CONTRACTFLOW_A_B to key a.b. Keys are camelCase without
+// underscores, so the mapping is unambiguous. Variables naming no known key
+// are ignored (the test DSN and the config directory live there too), except
+// under modules, where an unknown module name is an error.
+func applyEnv(v *viper.Viper, environ []string) error {
+	known := map[string]bool{}
+	for _, k := range v.AllKeys() {
+		known[k] = true
+	}
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "_", "."))
+		switch {
+		case known[key]:
+			v.Set(key, val)
+		case strings.HasPrefix(key, "modules."):
+			return fmt.Errorf("config: %s names unknown module %q", name, strings.Split(key, ".")[1])
+		}
+	}
+	return nil
+}
+
+func decode(input map[string]any, out any, prefix string) error {
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result:           out,
+		WeaklyTypedInput: true,
+		ErrorUnused:      true,
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		),
+	})
+	if err != nil {
+		return err
+	}
+	if err := dec.Decode(input); err != nil {
+		return fmt.Errorf("config %s: %w", strings.TrimSuffix(prefix, "."), err)
+	}
+	return nil
+}
+
+func (c *Config) validate(modules []string) error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config key %s: "+format, append([]any{key}, args...)...))
+	}
+	if c.App.Env != "development" && c.App.Env != "production" {
+		bad("app.env", "must be development or production, got %q", c.App.Env)
+	}
+	if c.HTTP.Address == "" {
+		bad("http.address", "must not be empty")
+	}
+	if c.HTTP.MaxBodyBytes <= 0 {
+		bad("http.maxBodyBytes", "must be positive")
+	}
+	if c.HTTP.ShutdownTimeout <= 0 {
+		bad("http.shutdownTimeout", "must be positive")
+	}
+	for _, p := range c.HTTP.TrustedProxies {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				bad("http.trustedProxies", "%q is neither an IP nor a CIDR", p)
+			}
+		}
+	}
+	switch c.Database.Driver {
+	case "sqlite", "postgres":
+	default:
+		bad("database.driver", "must be sqlite or postgres, got %q", c.Database.Driver)
+	}
+	if c.Database.DSN == "" {
+		bad("database.dsn", "must not be empty")
+	}
+	if c.Database.MaxOpenConns < 1 {
+		bad("database.maxOpenConns", "must be at least 1")
+	}
+	if c.Storage.Path == "" {
+		bad("storage.path", "must not be empty")
+	}
+	if c.Uploads.MaxBytes <= 0 {
+		bad("uploads.maxBytes", "must be positive")
+	}
+	if c.RateLimit.GlobalPerMinute < 1 {
+		bad("rateLimit.globalPerMinute", "must be at least 1")
+	}
+	if c.RateLimit.LoginPerMinute < 1 {
+		bad("rateLimit.loginPerMinute", "must be at least 1")
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		bad("log.level", "must be debug, info, warn or error, got %q", c.Log.Level)
+	}
+	if c.Log.MaxAgeDays < 1 {
+		bad("log.maxAgeDays", "must be at least 1")
+	}
+	loc, err := time.LoadLocation(c.Business.TimeZone)
+	if err != nil {
+		bad("business.timeZone", "unknown time zone %q", c.Business.TimeZone)
+	}
+	c.Business.Location = loc
+	if c.IsProduction() && (c.JWT.Secret == DefaultJWTSecret || len(c.JWT.Secret) < 32) {
+		bad("jwt.secret", "production needs a secret of at least 32 bytes that is not the default")
+	}
+	if c.JWT.AccessTokenMinutes < 1 {
+		bad("jwt.accessTokenMinutes", "must be at least 1")
+	}
+	if c.JWT.RefreshTokenDays < 1 {
+		bad("jwt.refreshTokenDays", "must be at least 1")
+	}
+	for name := range c.Modules {
+		if !slices.ContainsFunc(modules, func(m string) bool { return strings.EqualFold(m, name) }) {
+			bad("modules."+name, "unknown module %q (known: %s)", name, strings.Join(modules, ", "))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,262 @@
+// Package db opens the service's database and carries transactions through
+// context.Context, so a store joins its caller's transaction without knowing
+// it. SQLite (the default) gets one writer connection, which makes writers
+// queue instead of failing with "database is locked", plus a pool of readers;
+// Postgres gets an ordinary pool.
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/logger"
+	"gorm.io/plugin/dbresolver"
+
+	"github.com/contractflow/contractflow/platform/paging"
+)
+
+// Dialect names the SQL engine behind a DB.
+type Dialect string
+
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Config selects and tunes the database.
+type Config struct {
+	Driver       string
+	DSN          string
+	MaxOpenConns int
+	Logger       *slog.Logger
+}
+
+// DB is the service's database handle. There is no global one: the kernel
+// opens it and hands it to modules.
+type DB struct {
+	gorm     *gorm.DB
+	dialect  Dialect
+	resolver *dbresolver.DBResolver // SQLite readers; nil on Postgres
+}
+
+// Open connects and verifies the connection.
+func Open(cfg Config) (*DB, error) {
+	gcfg := &gorm.Config{
+		Logger:         newLogger(cfg.Logger),
+		NowFunc:        func() time.Time { return time.Now().UTC() },
+		TranslateError: true,
+	}
+	var (
+		g        *gorm.DB
+		resolver *dbresolver.DBResolver
+		err      error
+		d        Dialect
+	)
+	switch cfg.Driver {
+	case "sqlite":
+		d = SQLite
+		g, resolver, err = openSQLite(cfg, gcfg)
+	case "postgres":
+		d = Postgres
+		g, err = gorm.Open(postgres.Open(cfg.DSN), gcfg)
+		if err == nil {
+			err = setMaxOpenConns(g, cfg.MaxOpenConns)
+		}
+	default:
+		return nil, fmt.Errorf("unknown database driver %q", cfg.Driver)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", cfg.Driver, err)
+	}
+	db := &DB{gorm: g, dialect: d, resolver: resolver}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.Ping(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect to %s database: %w", cfg.Driver, err)
+	}
+	return db, nil
+}
+
+// openSQLite opens the file twice: a single writer connection whose
+// transactions begin IMMEDIATE (they take the write lock up front, so two
+// writers never deadlock upgrading a read lock), and a pool of readers.
+// dbresolver routes queries to the readers and writes and transactions to the
+// writer.
+func openSQLite(cfg Config, gcfg *gorm.Config) (*gorm.DB, *dbresolver.DBResolver, error) {
+	path := strings.TrimPrefix(cfg.DSN, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if path != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return nil, nil, fmt.Errorf("create database folder: %w", err)
+		}
+	}
+	// Pragmas are per connection; the driver applies these on every new one.
+	// busy_timeout comes first so the others never fail on a busy file.
+	params := url.Values{}
+	params.Set("_busy_timeout", "10000")
+	params.Set("_journal_mode", "WAL")
+	params.Set("_foreign_keys", "on")
+	params.Set("_synchronous", "NORMAL")
+	params.Set("_cache_size", "-16000")
+	writerParams := url.Values{}
+	for k, v := range params {
+		writerParams[k] = v
+	}
+	writerParams.Set("_txlock", "immediate")
+
+	g, err := gorm.Open(sqlite.Open("file:"+path+"?"+writerParams.Encode()), gcfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	resolver := dbresolver.Register(dbresolver.Config{
+		Replicas: []gorm.Dialector{sqlite.Open("file:" + path + "?" + params.Encode())},
+	}).SetMaxOpenConns(cfg.MaxOpenConns).SetConnMaxIdleTime(time.Hour)
+	if err := g.Use(resolver); err != nil {
+		return nil, nil, err
+	}
+	// Without Sources the resolver writes through g's own pool: cap it at one
+	// connection, after SetMaxOpenConns above set every pool to the reader size.
+	return g, resolver, setMaxOpenConns(g, 1)
+}
+
+func setMaxOpenConns(g *gorm.DB, n int) error {
+	sqlDB, err := g.DB()
+	if err != nil {
+		return err
+	}
+	sqlDB.SetMaxOpenConns(n)
+	return nil
+}
+
+// Dialect reports the SQL engine.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	sqlDB, err := db.gorm.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Close releases every connection.
+func (db *DB) Close() error {
+	var errs []error
+	if db.resolver != nil {
+		_ = db.resolver.Call(func(p gorm.ConnPool) error {
+			if c, ok := p.(interface{ Close() error }); ok {
+				errs = append(errs, c.Close())
+			}
+			return nil
+		})
+	}
+	if sqlDB, err := db.gorm.DB(); err == nil {
+		errs = append(errs, sqlDB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type txKey struct{}
+
+type txState struct {
+	tx          *gorm.DB
+	afterCommit []func()
+}
+
+// Conn returns the transaction riding in ctx, or the database bound to ctx.
+// Only store code calls it.
+func (db *DB) Conn(ctx context.Context) *gorm.DB {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil {
+		return st.tx
+	}
+	return db.gorm.WithContext(ctx)
+}
+
+// InTx runs fn in a transaction that travels in the ctx given to fn. When ctx
+// already carries one, fn joins it. Functions registered with AfterCommit run
+// once the outermost transaction has committed.
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil {
+		return fn(ctx)
+	}
+	st := &txState{}
+	err := db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		st.tx = tx
+		return fn(context.WithValue(ctx, txKey{}, st))
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range st.afterCommit {
+		f()
+	}
+	return nil
+}
+
+// InTransaction reports whether ctx carries a transaction.
+func InTransaction(ctx context.Context) bool {
+	st, ok := ctx.Value(txKey{}).(*txState)
+	return ok && st != nil
+}
+
+// WithoutTx returns ctx detached from its transaction, for work that runs
+// after the transaction has ended.
+func WithoutTx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, txKey{}, (*txState)(nil))
+}
+
+// AfterCommit runs f after the transaction in ctx commits, or at once when
+// ctx carries none. A rolled-back transaction drops f.
+func AfterCommit(ctx context.Context, f func()) {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil {
+		st.afterCommit = append(st.afterCommit, f)
+		return
+	}
+	f()
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint failure on
+// either engine.
+func IsUniqueViolation(err error) bool {
+	return errors.Is(err, gorm.ErrDuplicatedKey)
+}
+
+// IsNotFound reports whether err means no row matched.
+func IsNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }
+
+func newLogger(l *slog.Logger) logger.Interface {
+	if l == nil {
+		return logger.Discard
+	}
+	return logger.NewSlogLogger(l, logger.Config{
+		SlowThreshold:             500 * time.Millisecond,
+		LogLevel:                  logger.Warn,
+		IgnoreRecordNotFoundError: true,
+		ParameterizedQueries:      true,
+	})
+}
+
+// Page applies a list request's order and window to q. Sort columns come
+// from a paging.Spec whitelist, never from the client; id breaks ties so
+// pages are stable.
+func Page(q *gorm.DB, req paging.Request) *gorm.DB {
+	for _, o := range req.Sort {
+		q = q.Order(clause.OrderByColumn{Column: clause.Column{Name: o.Column, Raw: strings.Contains(o.Column, ".")}, Desc: o.Desc})
+	}
+	return q.Order("id").Limit(req.PageSize).Offset(req.Offset())
+}

@@ -1,0 +1,87 @@
+// Package events is the in-process bus modules use to react to each other
+// without importing each other. A subscriber chooses when it runs:
+//
+//   - InTx handlers run synchronously inside the publisher's transaction; an
+//     error aborts the publisher's change (e.g. a budget check refusing a move).
+//   - AfterCommit handlers run once the publisher's transaction has committed,
+//     for side effects such as notifications; their errors are only logged.
+package events
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/contractflow/contractflow/platform/db"
+)
+
+// Event is anything published on the bus; its Topic names it in the past
+// tense (e.g. "contract.transitioned").
+type Event interface {
+	Topic() string
+}
+
+// Handler reacts to one event.
+type Handler func(ctx context.Context, e Event) error
+
+// Mode says when a handler runs relative to the publisher's transaction.
+type Mode int
+
+const (
+	InTx Mode = iota
+	AfterCommit
+)
+
+type subscription struct {
+	mode    Mode
+	handler Handler
+}
+
+// Bus routes events to subscribers by topic.
+type Bus struct {
+	log  *slog.Logger
+	mu   sync.RWMutex
+	subs map[string][]subscription
+}
+
+// NewBus returns an empty bus that logs failed after-commit handlers to log.
+func NewBus(log *slog.Logger) *Bus {
+	return &Bus{log: log, subs: map[string][]subscription{}}
+}
+
+// Subscribe registers h for topic.
+func (b *Bus) Subscribe(topic string, mode Mode, h Handler) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.subs[topic] = append(b.subs[topic], subscription{mode: mode, handler: h})
+}
+
+// Publish runs the InTx handlers now, in subscription order, stopping at the
+// first error, which it returns; AfterCommit handlers are queued until the
+// transaction in ctx commits (or run at once without one).
+func (b *Bus) Publish(ctx context.Context, e Event) error {
+	b.mu.RLock()
+	subs := b.subs[e.Topic()]
+	b.mu.RUnlock()
+	for _, s := range subs {
+		if s.mode != InTx {
+			continue
+		}
+		if err := s.handler(ctx, e); err != nil {
+			return err
+		}
+	}
+	for _, s := range subs {
+		if s.mode != AfterCommit {
+			continue
+		}
+		h := s.handler
+		db.AfterCommit(ctx, func() {
+			// The request may be over when this runs; keep its values, not its deadline.
+			if err := h(db.WithoutTx(context.WithoutCancel(ctx)), e); err != nil {
+				b.log.Error("event handler failed", "topic", e.Topic(), "err", err)
+			}
+		})
+	}
+	return nil
+}
