@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -265,6 +266,12 @@ func (c *Config) validate(modules []string) error {
 			if _, _, err := net.ParseCIDR(p); err != nil {
 				bad("http.trustedProxies", "%q is neither an IP nor a CIDR", p)
 			}
+		}
+	}
+	for _, o := range c.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			bad("allowedOrigins", "%q is not an origin like https://app.example.com", o)
 		}
 	}
 	switch c.Database.Driver {

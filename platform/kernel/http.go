@@ -1,0 +1,156 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/httpx"
+	"github.com/contractflow/contractflow/platform/openapi"
+	"github.com/contractflow/contractflow/platform/ratelimit"
+)
+
+// RateLimitLogin is the named rate-limit policy of the login endpoint.
+const RateLimitLogin = "auth-login"
+
+// routeEntry remembers which module serves a route, for the route table and
+// the OpenAPI consistency check.
+type routeEntry struct {
+	Module string
+	Route  httpx.Route
+}
+
+// RouteInfo describes one mounted route.
+type RouteInfo struct {
+	Module, Method, Path, Access string
+}
+
+// Routes lists the module routes mounted by Start.
+func (k *Kernel) Routes() []RouteInfo {
+	out := make([]RouteInfo, len(k.routes))
+	for i, r := range k.routes {
+		out[i] = RouteInfo{Module: r.Module, Method: r.Route.Method, Path: r.Route.Path, Access: r.Route.Access.String()}
+	}
+	return out
+}
+
+// OpenAPI builds the merged OpenAPI document of the platform and the enabled
+// modules.
+func (k *Kernel) OpenAPI() ([]byte, error) {
+	b, err := openapi.New(k.opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range k.enabled {
+		if p, ok := m.(OpenAPIProvider); ok {
+			if err := b.Add(m.Info().Name, p.OpenAPI()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b.Build()
+}
+
+func (k *Kernel) buildHTTP() error {
+	cfg := k.app.Config
+	log := k.app.Log
+	clientIP, err := httpx.NewClientIP(cfg.HTTP.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("config key http.trustedProxies: %w", err)
+	}
+	doc, err := k.OpenAPI()
+	if err != nil {
+		return fmt.Errorf("openapi: %w", err)
+	}
+
+	f := fiber.New(fiber.Config{
+		AppName:               "",
+		ServerHeader:          "",
+		DisableStartupMessage: true,
+		ErrorHandler:          httpx.ErrorHandler(log),
+		// The server-wide cap admits uploads; JSON bodies are held to
+		// http.maxBodyBytes by httpx.Bind.
+		BodyLimit:    max(cfg.Uploads.MaxBytes, cfg.HTTP.MaxBodyBytes) + 64<<10,
+		ReadTimeout:  cfg.HTTP.ReadTimeout,
+		WriteTimeout: cfg.HTTP.WriteTimeout,
+		IdleTimeout:  2 * time.Minute,
+	})
+	f.Use(httpx.RequestIDMiddleware())
+	f.Use(httpx.SecurityHeaders(cfg.IsProduction()))
+	f.Use(httpx.AccessLog(log, clientIP))
+	f.Use(recover.New())
+	f.Use(httpx.CORS(cfg.AllowedOrigins))
+	f.Use(httpx.BodyLimit(cfg.HTTP.MaxBodyBytes))
+
+	limits := map[string]int{RateLimitLogin: cfg.RateLimit.LoginPerMinute}
+	var limiter *ratelimit.Limiter
+	if cfg.RateLimit.Enabled {
+		// One node on SQLite keeps counters in memory; nodes sharing Postgres
+		// share counters in the database so the limit holds across them.
+		var store ratelimit.Store = ratelimit.NewMemoryStore()
+		if k.app.DB.Dialect() == db.Postgres {
+			k.rlStore = ratelimit.NewSQLStore(k.app.DB)
+			store = k.rlStore
+		}
+		limiter = ratelimit.New(store, k.app.Clock, clientIP, log)
+		f.Use(limiter.Middleware("global", cfg.RateLimit.GlobalPerMinute, isHealth))
+	}
+
+	f.Get("/health/live", func(c *fiber.Ctx) error {
+		return c.JSON(fiber.Map{"status": "Healthy"})
+	})
+	f.Get("/health/ready", func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+		defer cancel()
+		if err := k.app.DB.Ping(ctx); err != nil {
+			log.Warn("readiness probe failed", "err", err)
+			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "Unhealthy"})
+		}
+		return c.JSON(fiber.Map{"status": "Healthy"})
+	})
+	openapi.Mount(f, doc)
+
+	guard, hasGuard := Lookup[httpx.Guard](k.app)
+	k.routes = nil
+	for _, m := range k.enabled {
+		rp, ok := m.(RouteProvider)
+		if !ok {
+			continue
+		}
+		var rs httpx.Routes
+		rp.Routes(&rs)
+		for _, r := range rs.List() {
+			if !strings.HasPrefix(r.Path, "/api/") {
+				return fmt.Errorf("module %s: route %s must live under /api", m.Info().Name, r.Describe())
+			}
+			var chain []fiber.Handler
+			if r.RateLimit != "" {
+				perMinute, ok := limits[r.RateLimit]
+				if !ok {
+					return fmt.Errorf("module %s: route %s names unknown rate-limit policy %q", m.Info().Name, r.Describe(), r.RateLimit)
+				}
+				if limiter != nil {
+					chain = append(chain, limiter.Middleware(r.RateLimit, perMinute, nil))
+				}
+			}
+			if !r.Access.Public {
+				if !hasGuard {
+					return fmt.Errorf("module %s: route %s needs a guard, but no enabled module provides authentication (enable identity)", m.Info().Name, r.Describe())
+				}
+				chain = append(chain, guard.Handler(r.Access))
+			}
+			chain = append(chain, r.Handler)
+			f.Add(r.Method, r.Path, chain...)
+			k.routes = append(k.routes, routeEntry{Module: m.Info().Name, Route: r})
+		}
+	}
+	k.http = f
+	return nil
+}
+
+func isHealth(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/health/") }

@@ -1,0 +1,318 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/contractflow/contractflow/platform/clock"
+	"github.com/contractflow/contractflow/platform/config"
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/events"
+	"github.com/contractflow/contractflow/platform/logging"
+	"github.com/contractflow/contractflow/platform/migrate"
+	"github.com/contractflow/contractflow/platform/ratelimit"
+	"github.com/contractflow/contractflow/platform/scheduler"
+)
+
+// Options tell the kernel where its configuration comes from and which
+// modules to load. The zero value serves the compiled-in modules with
+// configuration from ./config and the process environment.
+type Options struct {
+	ConfigDir string         // holds config.yaml and config.<env>.yaml
+	Environ   []string       // nil: os.Environ()
+	Set       map[string]any // configuration overrides (tests)
+	Modules   []Factory      // nil: every registered module
+	Clock     clock.Clock    // nil: the system clock
+	LogOutput io.Writer      // nil: os.Stdout
+	Version   string         // shown in the OpenAPI document
+}
+
+// Kernel is one running instance of the service.
+type Kernel struct {
+	opts    Options
+	app     *App
+	all     []Module // every compiled-in module, in dependency order
+	enabled []Module // the enabled ones, in dependency order
+	rotator *logging.Rotator
+	sched   *scheduler.Scheduler
+	http    *fiber.App
+	routes  []routeEntry
+	rlStore *ratelimit.SQLStore
+	addr    chan string // receives the bound address once Serve listens
+
+	provisioned []Module
+}
+
+// New loads the configuration, resolves the modules and opens the database.
+// Nothing is migrated or started yet.
+func New(opts Options) (*Kernel, error) {
+	factories := opts.Modules
+	if factories == nil {
+		factories = Registered()
+	}
+	all := make([]Module, 0, len(factories))
+	names := make([]string, 0, len(factories))
+	sections := map[string]any{}
+	for _, f := range factories {
+		m := f()
+		all = append(all, m)
+		names = append(names, m.Info().Name)
+		if c, ok := m.(Configurer); ok {
+			key, target := c.ConfigSection()
+			sections[key] = target
+		}
+	}
+	cfg, err := config.Load(config.Options{
+		Dir: opts.ConfigDir, Environ: opts.Environ, Modules: names, Sections: sections, Set: opts.Set,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ordered, err := order(all)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnabled(ordered, cfg.ModuleEnabled); err != nil {
+		return nil, err
+	}
+
+	out := opts.LogOutput
+	if out == nil {
+		out = os.Stdout
+	}
+	log, rotator, err := logging.New(cfg.Log.Level, cfg.IsProduction(), cfg.Log.Dir, cfg.Log.MaxAgeDays, out)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.System{}
+	}
+	database, err := db.Open(db.Config{
+		Driver: cfg.Database.Driver, DSN: cfg.Database.DSN, MaxOpenConns: cfg.Database.MaxOpenConns, Logger: log,
+	})
+	if err != nil {
+		if rotator != nil {
+			_ = rotator.Close()
+		}
+		return nil, err
+	}
+	k := &Kernel{
+		opts:    opts,
+		addr:    make(chan string, 1),
+		all:     ordered,
+		rotator: rotator,
+		app:     &App{Config: cfg, DB: database, Log: log, Clock: clk, Bus: events.NewBus(log)},
+	}
+	for _, m := range ordered {
+		if cfg.ModuleEnabled(m.Info().Name) {
+			k.enabled = append(k.enabled, m)
+			if mp, ok := m.(MenuProvider); ok {
+				k.app.menus = append(k.app.menus, mp.Menus()...)
+			}
+		}
+	}
+	k.warnOrphanConsumers()
+	return k, nil
+}
+
+// App returns the shared infrastructure handed to modules.
+func (k *Kernel) App() *App { return k.app }
+
+// Enabled returns the names of the enabled modules in start order.
+func (k *Kernel) Enabled() []string {
+	out := make([]string, len(k.enabled))
+	for i, m := range k.enabled {
+		out[i] = m.Info().Name
+	}
+	return out
+}
+
+// migrationSets lists the platform's migrations, then every compiled-in
+// module's, enabled or not.
+func (k *Kernel) migrationSets() []migrate.Set {
+	sets := []migrate.Set{{Module: PlatformModule, Migrations: ratelimit.Migrations()}}
+	for _, m := range k.all {
+		if mg, ok := m.(Migrator); ok {
+			sets = append(sets, migrate.Set{Module: m.Info().Name, Migrations: mg.Migrations()})
+		}
+	}
+	return sets
+}
+
+// Migrate applies pending migrations and returns them.
+func (k *Kernel) Migrate(ctx context.Context) ([]migrate.Status, error) {
+	return migrate.Up(ctx, k.app.DB, k.migrationSets())
+}
+
+// MigrationStatus lists every migration with its applied time.
+func (k *Kernel) MigrationStatus(ctx context.Context) ([]migrate.Status, error) {
+	return migrate.List(ctx, k.app.DB, k.migrationSets())
+}
+
+// Provision builds each enabled module's services, in dependency order.
+func (k *Kernel) Provision(ctx context.Context) error {
+	for _, m := range k.enabled {
+		if p, ok := m.(Provisioner); ok {
+			if err := p.Provision(ctx, k.app); err != nil {
+				return fmt.Errorf("provision module %s: %w", m.Info().Name, err)
+			}
+		}
+		k.provisioned = append(k.provisioned, m)
+	}
+	return nil
+}
+
+// Seed runs each enabled module's seed step, in dependency order.
+func (k *Kernel) Seed(ctx context.Context) error {
+	for _, m := range k.enabled {
+		if s, ok := m.(Seeder); ok {
+			if err := s.Seed(ctx, k.app); err != nil {
+				return fmt.Errorf("seed module %s: %w", m.Info().Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Start migrates, provisions, seeds and builds the HTTP handler, without
+// listening or starting jobs: what tests and Serve share.
+func (k *Kernel) Start(ctx context.Context) error {
+	if _, err := k.Migrate(ctx); err != nil {
+		return err
+	}
+	if err := k.Provision(ctx); err != nil {
+		return err
+	}
+	if err := k.Seed(ctx); err != nil {
+		return err
+	}
+	return k.buildHTTP()
+}
+
+// HTTP returns the handler built by Start.
+func (k *Kernel) HTTP() *fiber.App { return k.http }
+
+// Jobs returns the background jobs of the enabled modules and the platform.
+func (k *Kernel) Jobs() []scheduler.Job {
+	var jobs []scheduler.Job
+	if k.rotator != nil {
+		jobs = append(jobs, k.rotator.Job())
+	}
+	if k.rlStore != nil {
+		jobs = append(jobs, ratelimit.PurgeJob(k.rlStore, k.app.Clock))
+	}
+	for _, m := range k.enabled {
+		if jp, ok := m.(JobProvider); ok {
+			jobs = append(jobs, jp.Jobs()...)
+		}
+	}
+	return jobs
+}
+
+// Serve starts everything, listens on http.address and blocks until ctx is
+// cancelled (SIGINT/SIGTERM in the CLI); then it stops taking requests, lets
+// in-flight ones finish within http.shutdownTimeout, stops the jobs and
+// closes the database.
+func (k *Kernel) Serve(ctx context.Context) error {
+	if err := k.Start(ctx); err != nil {
+		return errors.Join(err, k.Close(context.Background()))
+	}
+	cfg := k.app.Config
+	ln, err := net.Listen("tcp", cfg.HTTP.Address)
+	if err != nil {
+		return errors.Join(fmt.Errorf("listen on %s: %w", cfg.HTTP.Address, err), k.Close(context.Background()))
+	}
+	sched, err := scheduler.New(k.app.Log, cfg.HTTP.ShutdownTimeout)
+	if err != nil {
+		return errors.Join(err, k.Close(context.Background()))
+	}
+	for _, j := range k.Jobs() {
+		if err := sched.Add(j); err != nil {
+			return errors.Join(err, k.Close(context.Background()))
+		}
+	}
+	k.sched = sched
+	sched.Start()
+
+	k.addr <- ln.Addr().String()
+	served := make(chan error, 1)
+	go func() { served <- k.http.Listener(ln) }()
+	k.app.Log.Info("contractflow started", "address", ln.Addr().String(), "modules", k.Enabled(),
+		"database", cfg.Database.Driver, "env", cfg.App.Env)
+
+	select {
+	case err = <-served: // the listener failed on its own
+	case <-ctx.Done():
+		k.app.Log.Info("shutting down", "timeout", cfg.HTTP.ShutdownTimeout)
+		err = k.http.ShutdownWithTimeout(cfg.HTTP.ShutdownTimeout)
+	}
+	return errors.Join(err, k.Close(context.Background()))
+}
+
+// Listening delivers the address Serve listens on, once it does.
+func (k *Kernel) Listening() <-chan string { return k.addr }
+
+// Close stops the jobs, the modules (in reverse order) and the database.
+func (k *Kernel) Close(ctx context.Context) error {
+	var errs []error
+	if k.sched != nil {
+		errs = append(errs, k.sched.Stop())
+		k.sched = nil
+	}
+	for _, m := range slices.Backward(k.provisioned) {
+		if s, ok := m.(Stopper); ok {
+			if err := s.Stop(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("stop module %s: %w", m.Info().Name, err))
+			}
+		}
+	}
+	k.provisioned = nil
+	errs = append(errs, k.app.DB.Close())
+	if k.rotator != nil {
+		errs = append(errs, k.rotator.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// warnOrphanConsumers logs topics an enabled module consumes that no enabled
+// module publishes: legal (the consumer simply hears nothing) but worth seeing.
+func (k *Kernel) warnOrphanConsumers() {
+	published := map[string]bool{}
+	for _, m := range k.enabled {
+		if d, ok := m.(EventDeclarer); ok {
+			for _, t := range d.Events().Publishes {
+				published[t] = true
+			}
+		}
+	}
+	for _, m := range k.enabled {
+		if d, ok := m.(EventDeclarer); ok {
+			for _, t := range d.Events().Consumes {
+				if !published[t] {
+					k.app.Log.Warn("module consumes an event no enabled module publishes",
+						slog.String("module", m.Info().Name), slog.String("topic", t))
+				}
+			}
+		}
+	}
+}
+
+// Commands returns the CLI commands of the enabled modules.
+func (k *Kernel) Commands() []Command {
+	var out []Command
+	for _, m := range k.enabled {
+		if cp, ok := m.(CommandProvider); ok {
+			out = append(out, cp.Commands()...)
+		}
+	}
+	return out
+}

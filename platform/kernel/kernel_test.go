@@ -1,0 +1,364 @@
+package kernel_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contractflow/contractflow/platform/kernel"
+	"github.com/contractflow/contractflow/platform/openapi"
+	"github.com/contractflow/contractflow/platform/testkit"
+)
+
+func TestModuleContract(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		tm, mods := newTestModules(true)
+		app := testkit.Start(t, driver, testkit.WithModules(mods...))
+
+		if got, want := app.Kernel.Enabled(), []string{"guard", "widgets", "audit"}; !slices.Equal(got, want) {
+			t.Errorf("start order %v, want %v (dependencies first, ties by name)", got, want)
+		}
+		if got := tm.rec.list(); !slices.Equal(got, []string{"provision widgets", "provision audit"}) {
+			t.Errorf("provision order %v", got)
+		}
+		if menus := app.Kernel.App().Menus(); len(menus) != 1 || menus[0].Key != "Widgets" {
+			t.Errorf("menus %v, want the widgets menu", menus)
+		}
+
+		app.Run(t, []testkit.Scenario{
+			{Name: "seed ran", Request: testkit.Request{Method: "GET", Path: "/api/widgets"}, Status: 200,
+				Check: func(t *testing.T, r *testkit.Response) { expectCount(t, r, 1) }},
+			{Name: "create publishes in the transaction and after commit",
+				Request: testkit.Request{Method: "POST", Path: "/api/widgets", Body: map[string]any{"name": "first", "kind": "Small"}},
+				Status:  201,
+				Check: func(t *testing.T, r *testkit.Response) {
+					if !strings.HasPrefix(r.Header.Get("Location"), "/api/widgets/") {
+						t.Errorf("Location %q", r.Header.Get("Location"))
+					}
+				}},
+			{Name: "after-commit handler ran", Request: testkit.Request{Method: "GET", Path: "/api/audit"}, Status: 200,
+				Check: func(t *testing.T, r *testkit.Response) { expectCount(t, r, 1) }},
+			{Name: "an in-transaction veto rolls the write back",
+				Request: testkit.Request{Method: "POST", Path: "/api/widgets", Body: map[string]any{"name": "forbidden", "kind": "Small"}},
+				Status:  409, Code: "in_use"},
+			{Name: "nothing was written by the vetoed request", Request: testkit.Request{Method: "GET", Path: "/api/widgets"}, Status: 200,
+				Check: func(t *testing.T, r *testkit.Response) { expectCount(t, r, 2) }},
+			{Name: "vetoed event never reached after-commit", Request: testkit.Request{Method: "GET", Path: "/api/audit"}, Status: 200,
+				Check: func(t *testing.T, r *testkit.Response) { expectCount(t, r, 1) }},
+			{Name: "guarded route without credentials", Request: testkit.Request{Method: "GET", Path: "/api/widgets/guarded"},
+				Status: 401, Code: "token_invalid"},
+			{Name: "guarded route with another policy", Request: testkit.Request{Method: "GET", Path: "/api/widgets/guarded",
+				Header: map[string]string{"X-Test-Policy": "Other.Read"}}, Status: 403, Code: "forbidden"},
+			{Name: "guarded route with the policy", Request: testkit.Request{Method: "GET", Path: "/api/widgets/guarded",
+				Header: map[string]string{"X-Test-Policy": "Widgets.Read"}}, Status: 200},
+		})
+
+		// Seeding again changes nothing.
+		if err := app.Kernel.Seed(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		expectCount(t, app.Do(testkit.Request{Method: "GET", Path: "/api/widgets"}), 2)
+
+		// Jobs of enabled modules are handed to the scheduler.
+		var names []string
+		for _, j := range app.Kernel.Jobs() {
+			names = append(names, j.Name)
+		}
+		if !slices.Contains(names, "widgets.tick") {
+			t.Errorf("jobs %v lack widgets.tick", names)
+		}
+	})
+}
+
+func expectCount(t *testing.T, r *testkit.Response, want int) {
+	t.Helper()
+	var body struct{ Count int }
+	r.JSON(t, &body)
+	if body.Count != want {
+		t.Errorf("count %d, want %d", body.Count, want)
+	}
+}
+
+func TestDisabledModuleServesNoRoutes(t *testing.T) {
+	_, mods := newTestModules(true)
+	app := testkit.Start(t, "sqlite", testkit.WithModules(mods...), testkit.WithConfig("modules.audit.enabled", false))
+	app.Run(t, []testkit.Scenario{
+		{Name: "disabled module's route is 404", Request: testkit.Request{Method: "GET", Path: "/api/audit"}, Status: 404, Code: "not_found"},
+		{Name: "enabled module still serves", Request: testkit.Request{Method: "GET", Path: "/api/widgets"}, Status: 200},
+	})
+	for _, r := range app.Kernel.Routes() {
+		if r.Module == "audit" {
+			t.Errorf("disabled module mounted %s %s", r.Method, r.Path)
+		}
+	}
+	doc, err := app.Kernel.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(doc), "/api/audit") {
+		t.Error("the OpenAPI document lists a disabled module's path")
+	}
+}
+
+func TestStartupErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		modules func() []kernel.Factory
+		set     map[string]any
+		want    []string
+	}{
+		{
+			name:    "required module disabled",
+			modules: func() []kernel.Factory { _, m := newTestModules(true); return m },
+			set:     map[string]any{"modules.widgets.enabled": false},
+			want:    []string{"module audit", "module widgets", "disabled", "modules.widgets.enabled"},
+		},
+		{
+			name: "dependency cycle",
+			modules: func() []kernel.Factory {
+				return []kernel.Factory{
+					func() kernel.Module { return named{name: "alpha", requires: []string{"beta"}} },
+					func() kernel.Module { return named{name: "beta", requires: []string{"alpha"}} },
+				}
+			},
+			want: []string{"cycle", "alpha", "beta"},
+		},
+		{
+			name: "requirement not compiled in",
+			modules: func() []kernel.Factory {
+				return []kernel.Factory{func() kernel.Module { return named{name: "alpha", requires: []string{"ghost"}} }}
+			},
+			want: []string{"alpha", "ghost", "not compiled in"},
+		},
+		{
+			name:    "unknown module in configuration",
+			modules: func() []kernel.Factory { _, m := newTestModules(true); return m },
+			set:     map[string]any{"modules.ghost.enabled": false},
+			want:    []string{"modules.ghost", "unknown module"},
+		},
+		{
+			name:    "invalid value names its key",
+			modules: func() []kernel.Factory { _, m := newTestModules(true); return m },
+			set:     map[string]any{"database.driver": "oracle"},
+			want:    []string{"database.driver", "oracle"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := testkit.FreshDatabase(t, "sqlite")
+			for k, v := range tc.set {
+				set[k] = v
+			}
+			_, err := kernel.New(kernel.Options{Modules: tc.modules(), Set: set, Environ: []string{}})
+			if err == nil {
+				t.Fatal("kernel started; want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestGuardedRouteWithoutGuardFailsAtStart(t *testing.T) {
+	_, mods := newTestModules(false)
+	k, err := kernel.New(kernel.Options{Modules: mods, Set: testkit.FreshDatabase(t, "sqlite"), Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close(context.Background())
+	err = k.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "/api/widgets/guarded") || !strings.Contains(err.Error(), "guard") {
+		t.Fatalf("start error %v, want one naming the unguarded route", err)
+	}
+}
+
+// Every mounted route is in the OpenAPI document and every documented
+// operation is mounted.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	_, mods := newTestModules(true)
+	app := testkit.Start(t, "sqlite", testkit.WithModules(mods...))
+	doc, err := app.Kernel.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := openapi.Operations(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, op := range ops {
+		documented[op.Method+" "+op.Path] = true
+	}
+	mounted := map[string]bool{"GET /health/live": true, "GET /health/ready": true}
+	for _, r := range app.Kernel.Routes() {
+		mounted[r.Method+" "+openapi.OpenAPIPath(r.Path)] = true
+	}
+	for k := range mounted {
+		if !documented[k] {
+			t.Errorf("route %s is not documented", k)
+		}
+	}
+	for k := range documented {
+		if !mounted[k] {
+			t.Errorf("documented operation %s is not served", k)
+		}
+	}
+}
+
+func TestMigrationsRecordedOnceAndStatus(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		set := testkit.FreshDatabase(t, driver)
+		newKernel := func() *kernel.Kernel {
+			_, mods := newTestModules(true)
+			k, err := kernel.New(kernel.Options{Modules: mods, Set: set, Environ: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { k.Close(context.Background()) })
+			return k
+		}
+		// Several nodes start on one database at once: each migration is
+		// applied by exactly one of them, and none fails.
+		const nodes = 4
+		kernels := make([]*kernel.Kernel, nodes)
+		for i := range kernels {
+			kernels[i] = newKernel()
+		}
+		var wg sync.WaitGroup
+		applied := make([]int, nodes)
+		errs := make([]error, nodes)
+		for i, k := range kernels {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				list, err := k.Migrate(context.Background())
+				applied[i], errs[i] = len(list), err
+			}()
+		}
+		wg.Wait()
+		total := 0
+		for i := range kernels {
+			if errs[i] != nil {
+				t.Errorf("node %d: %v", i, errs[i])
+			}
+			total += applied[i]
+		}
+		status, err := kernels[0].MigrationStatus(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != len(status) {
+			t.Errorf("nodes applied %d migrations in all, want each of %d once", total, len(status))
+		}
+		for _, s := range status {
+			if s.AppliedAt == nil {
+				t.Errorf("%s %d still pending", s.Module, s.Version)
+			}
+		}
+		if again, err := kernels[1].Migrate(context.Background()); err != nil || len(again) != 0 {
+			t.Errorf("second run applied %d (err %v), want 0", len(again), err)
+		}
+	})
+}
+
+func TestReadyAnswers503WhenTheDatabaseIsGone(t *testing.T) {
+	_, mods := newTestModules(true)
+	app := testkit.Start(t, "sqlite", testkit.WithModules(mods...))
+	app.Run(t, []testkit.Scenario{
+		{Name: "live", Request: testkit.Request{Method: "GET", Path: "/health/live"}, Status: 200},
+		{Name: "ready", Request: testkit.Request{Method: "GET", Path: "/health/ready"}, Status: 200},
+	})
+	if err := app.Kernel.App().DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	app.Run(t, []testkit.Scenario{
+		{Name: "live without a database", Request: testkit.Request{Method: "GET", Path: "/health/live"}, Status: 200},
+		{Name: "ready without a database", Request: testkit.Request{Method: "GET", Path: "/health/ready"}, Status: 503,
+			Check: func(t *testing.T, r *testkit.Response) {
+				if !strings.Contains(string(r.Body), "Unhealthy") {
+					t.Errorf("body %s", r.Body)
+				}
+			}},
+	})
+}
+
+// Serve stops taking requests on cancel, lets the in-flight one finish,
+// stops the jobs and modules, and returns without error.
+func TestGracefulShutdown(t *testing.T) {
+	tm, mods := newTestModules(true)
+	set := testkit.FreshDatabase(t, "sqlite")
+	set["http.address"] = "127.0.0.1:0"
+	set["storage.path"] = t.TempDir()
+	k, err := kernel.New(kernel.Options{Modules: mods, Set: set, Environ: []string{}, LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- k.Serve(ctx) }()
+	var addr string
+	select {
+	case addr = <-k.Listening():
+	case err := <-done:
+		t.Fatalf("serve ended early: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not start")
+	}
+
+	// The job runs while serving.
+	deadline := time.Now().Add(5 * time.Second)
+	for tm.widgets.ticks.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if tm.widgets.ticks.Load() == 0 {
+		t.Error("the widgets job never ran")
+	}
+
+	type result struct {
+		status int
+		err    error
+	}
+	inflight := make(chan result, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/api/widgets/slow")
+		if err != nil {
+			inflight <- result{err: err}
+			return
+		}
+		resp.Body.Close()
+		inflight <- result{status: resp.StatusCode}
+	}()
+	time.Sleep(100 * time.Millisecond) // the slow request is now in flight
+	cancel()
+
+	if r := <-inflight; r.err != nil || r.status != 200 {
+		t.Errorf("in-flight request: status %d, err %v; want 200", r.status, r.err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return after cancel")
+	}
+	if _, err := http.Get("http://" + addr + "/health/live"); err == nil {
+		t.Error("server still accepts connections after shutdown")
+	}
+	ticks := tm.widgets.ticks.Load()
+	time.Sleep(100 * time.Millisecond)
+	if tm.widgets.ticks.Load() != ticks {
+		t.Error("the job kept running after shutdown")
+	}
+	if got := tm.rec.list(); !slices.Equal(got[len(got)-2:], []string{"stop audit", "stop widgets"}) {
+		t.Errorf("stop order %v, want dependents first", got)
+	}
+}

@@ -1,0 +1,408 @@
+package ratelimit_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractflow/contractflow/platform/clock"
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/httpx"
+	"github.com/contractflow/contractflow/platform/migrate"
+	"github.com/contractflow/contractflow/platform/ratelimit"
+)
+
+// t0 is 10 seconds into a minute, so 50 seconds remain in its window.
+var t0 = time.Date(2026, 11, 21, 8, 0, 10, 0, time.UTC)
+
+// backend is one store under test.
+type backend struct {
+	name string
+	open func(t *testing.T) ratelimit.Store
+}
+
+// backends returns the memory store, the SQL store on a SQLite file and, when
+// CONTRACTFLOW_TEST_POSTGRES_DSN is set, the SQL store on Postgres.
+func backends(t *testing.T) []backend {
+	t.Helper()
+	list := []backend{
+		{name: "memory", open: func(*testing.T) ratelimit.Store { return ratelimit.NewMemoryStore() }},
+		{name: "sqlite", open: func(t *testing.T) ratelimit.Store { return ratelimit.NewSQLStore(openSQLite(t)) }},
+	}
+	if os.Getenv("CONTRACTFLOW_TEST_POSTGRES_DSN") != "" {
+		list = append(list, backend{name: "postgres", open: func(t *testing.T) ratelimit.Store {
+			return ratelimit.NewSQLStore(openPostgres(t))
+		}})
+	}
+	return list
+}
+
+func migrateUp(t *testing.T, database *db.DB) {
+	t.Helper()
+	_, err := migrate.Up(context.Background(), database,
+		[]migrate.Set{{Module: "platform", Migrations: ratelimit.Migrations()}})
+	require.NoError(t, err)
+}
+
+func openSQLite(t *testing.T) *db.DB {
+	t.Helper()
+	database, err := db.Open(db.Config{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "x.db"), MaxOpenConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = database.Close() })
+	migrateUp(t, database)
+	return database
+}
+
+// openPostgres opens a fresh schema of the test database; it fails, not
+// skips, when the configured database cannot be reached.
+func openPostgres(t *testing.T) *db.DB {
+	t.Helper()
+	dsn := os.Getenv("CONTRACTFLOW_TEST_POSTGRES_DSN")
+	admin, err := db.Open(db.Config{Driver: "postgres", DSN: dsn, MaxOpenConns: 2})
+	require.NoError(t, err, "CONTRACTFLOW_TEST_POSTGRES_DSN is set but the database cannot be reached")
+	t.Cleanup(func() { _ = admin.Close() })
+
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	schema := "t_" + hex.EncodeToString(suffix)
+	require.NoError(t, admin.Conn(context.Background()).Exec("CREATE SCHEMA "+schema).Error)
+	t.Cleanup(func() {
+		assert.NoError(t, admin.Conn(context.Background()).Exec("DROP SCHEMA "+schema+" CASCADE").Error)
+	})
+
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	database, err := db.Open(db.Config{Driver: "postgres", DSN: dsn + sep + "search_path=" + schema, MaxOpenConns: 8})
+	require.NoError(t, err)
+	// Registered after the schema's cleanup, so it runs first: the
+	// connections close before the schema is dropped.
+	t.Cleanup(func() { _ = database.Close() })
+	migrateUp(t, database)
+	return database
+}
+
+// server is an app with the limiter on two routes: /api/x under the global
+// policy only, /api/login under the global policy and "auth-login". The
+// client's address comes from X-Forwarded-For, the peer being trusted.
+type server struct {
+	app *fiber.App
+	clk *clock.Manual
+}
+
+func newServer(t *testing.T, store ratelimit.Store, globalPerMinute, loginPerMinute int) *server {
+	t.Helper()
+	clk := clock.NewManual(t0)
+	ip, err := httpx.NewClientIP([]string{"0.0.0.0"})
+	require.NoError(t, err)
+	lim := ratelimit.New(store, clk, ip, slog.New(slog.DiscardHandler))
+	app := fiber.New(fiber.Config{ErrorHandler: httpx.ErrorHandler(slog.New(slog.DiscardHandler))})
+	app.Use(lim.Middleware("global", globalPerMinute, func(c *fiber.Ctx) bool { return c.Path() == "/health/live" }))
+	ok := func(c *fiber.Ctx) error { return c.SendString("ok") }
+	app.Get("/api/x", ok)
+	app.Get("/health/live", ok)
+	app.Post("/api/login", lim.Middleware("auth-login", loginPerMinute, nil), ok)
+	return &server{app: app, clk: clk}
+}
+
+func (s *server) call(t *testing.T, method, path, clientIP string) *http.Response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	req.Header.Set("X-Forwarded-For", clientIP)
+	resp, err := s.app.Test(req, -1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
+
+func requireLimited(t *testing.T, resp *http.Response, wantRetryAfter int) {
+	t.Helper()
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, httpx.ProblemContentType, resp.Header.Get("Content-Type"))
+	retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After %q", resp.Header.Get("Retry-After"))
+	assert.GreaterOrEqual(t, retry, 1)
+	if wantRetryAfter > 0 {
+		assert.Equal(t, wantRetryAfter, retry)
+	}
+	var problem map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&problem))
+	assert.Equal(t, "rate_limited", problem["code"])
+	assert.EqualValues(t, 429, problem["status"])
+	assert.EqualValues(t, retry, problem["retryAfter"])
+	assert.Contains(t, problem["detail"], strconv.Itoa(retry)+" seconds")
+}
+
+func TestLimiter(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			cases := []struct {
+				name string
+				run  func(t *testing.T, s *server)
+			}{
+				{name: "admits the limit, then answers 429 until the next minute", run: func(t *testing.T, s *server) {
+					for i := 1; i <= 3; i++ {
+						resp := s.call(t, "GET", "/api/x", "198.51.100.1")
+						require.Equal(t, http.StatusOK, resp.StatusCode, "request %d", i)
+						assert.Equal(t, "3", resp.Header.Get("X-RateLimit-Limit"))
+						assert.Equal(t, strconv.Itoa(3-i), resp.Header.Get("X-RateLimit-Remaining"))
+					}
+					requireLimited(t, s.call(t, "GET", "/api/x", "198.51.100.1"), 50)
+					s.clk.Advance(49*time.Second + 500*time.Millisecond) // 0.5 s left: rounds up to 1
+					requireLimited(t, s.call(t, "GET", "/api/x", "198.51.100.1"), 1)
+					s.clk.Advance(500 * time.Millisecond) // the next minute starts
+					assert.Equal(t, http.StatusOK, s.call(t, "GET", "/api/x", "198.51.100.1").StatusCode)
+				}},
+				{name: "counts each client address separately", run: func(t *testing.T, s *server) {
+					for range 3 {
+						require.Equal(t, http.StatusOK, s.call(t, "GET", "/api/x", "198.51.100.1").StatusCode)
+					}
+					requireLimited(t, s.call(t, "GET", "/api/x", "198.51.100.1"), 0)
+					assert.Equal(t, http.StatusOK, s.call(t, "GET", "/api/x", "198.51.100.2").StatusCode)
+				}},
+				{name: "a spoofed left-most address does not get a fresh bucket", run: func(t *testing.T, s *server) {
+					for i := range 3 {
+						require.Equal(t, http.StatusOK, s.call(t, "GET", "/api/x", "10.9.9."+strconv.Itoa(i)+", 198.51.100.1").StatusCode)
+					}
+					requireLimited(t, s.call(t, "GET", "/api/x", "10.9.9.9, 198.51.100.1"), 0)
+				}},
+				{name: "counts each policy separately", run: func(t *testing.T, s *server) {
+					// Login allows 2 of the global 3: the third login is refused by auth-login,
+					// yet the global bucket (at 3) still admits nothing more.
+					for range 2 {
+						require.Equal(t, http.StatusOK, s.call(t, "POST", "/api/login", "198.51.100.1").StatusCode)
+					}
+					requireLimited(t, s.call(t, "POST", "/api/login", "198.51.100.1"), 0)
+					requireLimited(t, s.call(t, "GET", "/api/x", "198.51.100.1"), 0)
+					// Another client's login bucket is untouched.
+					assert.Equal(t, http.StatusOK, s.call(t, "POST", "/api/login", "198.51.100.2").StatusCode)
+				}},
+				{name: "skipped requests are neither counted nor limited", run: func(t *testing.T, s *server) {
+					for range 10 {
+						require.Equal(t, http.StatusOK, s.call(t, "GET", "/health/live", "198.51.100.1").StatusCode)
+					}
+					assert.Equal(t, http.StatusOK, s.call(t, "GET", "/api/x", "198.51.100.1").StatusCode)
+				}},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					tc.run(t, newServer(t, be.open(t), 3, 2))
+				})
+			}
+		})
+	}
+}
+
+// TestStoreAdmitsExactlyTheLimit hits one bucket concurrently: 20 clients ×
+// 5 requests against a limit of 50 must admit exactly 50.
+func TestStoreAdmitsExactlyTheLimit(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			store := be.open(t)
+			window := t0.Truncate(time.Minute)
+			var admitted atomic.Int64
+			var wg sync.WaitGroup
+			errs := make(chan error, 100)
+			for range 20 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 5 {
+						n, err := store.Hit(context.Background(), "global|198.51.100.1", window)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if n <= 50 {
+							admitted.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			assert.EqualValues(t, 50, admitted.Load())
+			n, err := store.Hit(context.Background(), "global|198.51.100.1", window)
+			require.NoError(t, err)
+			assert.Equal(t, 101, n, "every hit was counted once")
+		})
+	}
+}
+
+// TestMiddlewareAdmitsExactlyTheLimit drives the same race through HTTP.
+func TestMiddlewareAdmitsExactlyTheLimit(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			s := newServer(t, be.open(t), 50, 5)
+			var ok, limited atomic.Int64
+			var wg sync.WaitGroup
+			for range 20 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 5 {
+						req := httptest.NewRequest("GET", "/api/x", nil)
+						req.Header.Set("X-Forwarded-For", "198.51.100.1")
+						resp, err := s.app.Test(req, -1)
+						if !assert.NoError(t, err) {
+							return
+						}
+						_ = resp.Body.Close()
+						switch resp.StatusCode {
+						case http.StatusOK:
+							ok.Add(1)
+						case http.StatusTooManyRequests:
+							limited.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			assert.EqualValues(t, 50, ok.Load())
+			assert.EqualValues(t, 50, limited.Load())
+		})
+	}
+}
+
+func TestStoreWindows(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			cases := []struct {
+				name  string
+				hits  []time.Time // windows hit in order
+				key   string
+				at    time.Time
+				wantN int
+			}{
+				{name: "first hit counts 1", at: t0, wantN: 1},
+				{name: "same window accumulates", hits: []time.Time{t0, t0}, at: t0, wantN: 3},
+				{name: "next window starts over", hits: []time.Time{t0, t0}, at: t0.Add(time.Minute), wantN: 1},
+				{name: "previous window is still counted", hits: []time.Time{t0, t0.Add(time.Minute)}, at: t0, wantN: 2},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					store := be.open(t)
+					ctx := context.Background()
+					for _, w := range tc.hits {
+						_, err := store.Hit(ctx, "k", w.Truncate(time.Minute))
+						require.NoError(t, err)
+					}
+					n, err := store.Hit(ctx, "k", tc.at.Truncate(time.Minute))
+					require.NoError(t, err)
+					assert.Equal(t, tc.wantN, n)
+				})
+			}
+		})
+	}
+}
+
+func TestPurge(t *testing.T) {
+	for _, be := range backends(t) {
+		if be.name == "memory" {
+			continue
+		}
+		t.Run(be.name, func(t *testing.T) {
+			store := be.open(t).(*ratelimit.SQLStore)
+			ctx := context.Background()
+			now := t0.Truncate(time.Minute)
+			windows := map[string]time.Time{
+				"old":      now.Add(-5 * time.Minute),
+				"2m ago":   now.Add(-2 * time.Minute),
+				"previous": now.Add(-time.Minute),
+				"current":  now,
+			}
+			for _, w := range windows {
+				for range 3 {
+					_, err := store.Hit(ctx, "k", w)
+					require.NoError(t, err)
+				}
+			}
+			job := ratelimit.PurgeJob(store, clock.NewManual(now))
+			assert.Equal(t, 5*time.Minute, job.Interval)
+			assert.NotEmpty(t, job.Name)
+			require.NoError(t, job.Run(ctx))
+
+			cases := []struct {
+				window string
+				want   int // the count of the next hit
+			}{
+				{window: "old", want: 1},
+				{window: "2m ago", want: 4},
+				{window: "previous", want: 4},
+				{window: "current", want: 4},
+			}
+			for _, tc := range cases {
+				t.Run(tc.window, func(t *testing.T) {
+					n, err := store.Hit(ctx, "k", windows[tc.window])
+					require.NoError(t, err)
+					assert.Equal(t, tc.want, n)
+				})
+			}
+		})
+	}
+}
+
+// failingStore stands for a database that is down.
+type failingStore struct{}
+
+func (failingStore) Hit(context.Context, string, time.Time) (int, error) {
+	return 0, errors.New("connection refused")
+}
+
+func TestStoreFailureLetsRequestsThrough(t *testing.T) {
+	var logged strings.Builder
+	clk := clock.NewManual(t0)
+	ip, err := httpx.NewClientIP(nil)
+	require.NoError(t, err)
+	lim := ratelimit.New(failingStore{}, clk, ip, slog.New(slog.NewTextHandler(&logged, nil)))
+	app := fiber.New(fiber.Config{ErrorHandler: httpx.ErrorHandler(slog.New(slog.DiscardHandler))})
+	app.Use(lim.Middleware("global", 1, nil))
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	for i := range 3 {
+		resp, err := app.Test(httptest.NewRequest("GET", "/", nil), -1)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "request %d", i)
+	}
+	assert.Contains(t, logged.String(), "connection refused")
+}
+
+func TestMiddlewareRefusesBadPolicies(t *testing.T) {
+	lim := ratelimit.New(ratelimit.NewMemoryStore(), clock.System{}, func(*fiber.Ctx) string { return "" }, nil)
+	cases := []struct {
+		name      string
+		policy    string
+		perMinute int
+	}{
+		{name: "empty name", policy: "", perMinute: 5},
+		{name: "zero limit", policy: "p", perMinute: 0},
+		{name: "negative limit", policy: "p", perMinute: -1},
+		{name: "name too long", policy: strings.Repeat("p", 65), perMinute: 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Panics(t, func() { lim.Middleware(tc.policy, tc.perMinute, nil) })
+		})
+	}
+}
