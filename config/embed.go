@@ -9,3 +9,8 @@ import _ "embed"
 //
 //go:embed defaults.yaml
 var Defaults []byte
+
+// AuthzModel is the Casbin model of the role × menu × action matrix.
+//
+//go:embed authz_model.conf
+var AuthzModel string

@@ -116,12 +116,12 @@ func Run(ctx context.Context, opts kernel.Options, args []string, out io.Writer)
 			return nil
 		})
 	}
-	return runModuleCommand(ctx, opts, args)
+	return runModuleCommand(ctx, opts, args, out)
 }
 
 // runModuleCommand runs the module command whose name prefixes args, e.g.
 // "user reset-password --email x".
-func runModuleCommand(ctx context.Context, opts kernel.Options, args []string) error {
+func runModuleCommand(ctx context.Context, opts kernel.Options, args []string, out io.Writer) error {
 	return withKernel(opts, func(k *kernel.Kernel) error {
 		for _, c := range k.Commands() {
 			words := strings.Fields(c.Name)
@@ -134,7 +134,7 @@ func runModuleCommand(ctx context.Context, opts kernel.Options, args []string) e
 			if err := k.Provision(ctx); err != nil {
 				return err
 			}
-			return c.Run(ctx, k.App(), args[len(words):])
+			return c.Run(ctx, k.App(), args[len(words):], out)
 		}
 		return errUsage
 	})

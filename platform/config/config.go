@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -232,16 +233,37 @@ func decode(input map[string]any, out any, prefix string) error {
 		ErrorUnused:      true,
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(
 			mapstructure.StringToTimeDurationHookFunc(),
-			mapstructure.StringToSliceHookFunc(","),
+			commaListHook,
 		),
 	})
 	if err != nil {
 		return err
 	}
 	if err := dec.Decode(input); err != nil {
-		return fmt.Errorf("config %s: %w", strings.TrimSuffix(prefix, "."), err)
+		if prefix == "" {
+			return fmt.Errorf("config: %w", err)
+		}
+		return fmt.Errorf("config section %s: %w", strings.TrimSuffix(prefix, "."), err)
 	}
 	return nil
+}
+
+// commaListHook turns a comma-separated string (how an environment variable
+// carries a list) into a list, trimming the spaces people put after commas;
+// an empty string is an empty list.
+func commaListHook(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to.Kind() != reflect.Slice {
+		return data, nil
+	}
+	s := reflect.ValueOf(data).String()
+	if strings.TrimSpace(s) == "" {
+		return []string{}, nil
+	}
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts, nil
 }
 
 func (c *Config) validate(modules []string) error {

@@ -9,6 +9,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"sync"
@@ -111,7 +112,7 @@ type Events struct {
 type Command struct {
 	Name  string
 	Usage string
-	Run   func(ctx context.Context, app *App, args []string) error
+	Run   func(ctx context.Context, app *App, args []string, out io.Writer) error
 }
 
 // Factory makes a fresh, unprovisioned module; each kernel gets its own

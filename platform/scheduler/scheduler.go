@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -43,18 +44,34 @@ func (sc *Scheduler) Add(job Job) error {
 	}
 	run := func(ctx context.Context) {
 		started := time.Now()
+		// gocron does not recover a task's panic by itself: without this, one
+		// failing batch would take the whole service down.
+		defer func() {
+			if r := recover(); r != nil {
+				sc.log.Error("job panicked", "job", job.Name, "panic", r, "duration", time.Since(started),
+					"stack", string(debug.Stack()))
+			}
+		}()
 		if err := job.Run(ctx); err != nil {
 			sc.log.Error("job failed", "job", job.Name, "err", err, "duration", time.Since(started))
 			return
 		}
 		sc.log.Debug("job done", "job", job.Name, "duration", time.Since(started))
 	}
+	// No first delay means "as soon as the scheduler starts". A start time
+	// of now plus a millisecond was refused by gocron as "in the past" when
+	// Add ran slowly, and pushed the first run a whole interval out when
+	// Start came more than a millisecond after Add.
+	start := gocron.WithStartImmediately()
+	if job.FirstDelay > 0 {
+		start = gocron.WithStartDateTimePast(time.Now().Add(job.FirstDelay))
+	}
 	_, err := sc.s.NewJob(
 		gocron.DurationJob(job.Interval),
 		gocron.NewTask(run),
 		gocron.WithName(job.Name),
 		gocron.WithSingletonMode(gocron.LimitModeReschedule),
-		gocron.WithStartAt(gocron.WithStartDateTime(time.Now().Add(max(job.FirstDelay, time.Millisecond)))),
+		gocron.WithStartAt(start),
 	)
 	if err != nil {
 		return fmt.Errorf("schedule job %s: %w", job.Name, err)

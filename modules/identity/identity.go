@@ -1,0 +1,31 @@
+// Package identity is the public contract of the identity module: the role
+// names and the Directory other modules use to learn about users. Who is
+// calling a request comes from platform/authn.Caller.
+package identity
+
+import "context"
+
+// Role names (DESIGN §2).
+const (
+	RoleAdmin            = "Admin"
+	RoleDrafter          = "Drafter"
+	RoleDeptManager      = "DeptManager"
+	RoleProjectManager   = "ProjectManager"
+	RoleProcurement      = "Procurement"
+	RoleCostControl      = "CostControl"
+	RoleFinance          = "Finance"
+	RoleAccounting       = "Accounting"
+	RoleEquipment        = "Equipment"
+	RoleDirector         = "Director"
+	RoleAuthorizedSigner = "AuthorizedSigner"
+	RoleHrAdmin          = "HrAdmin"
+)
+
+// Directory answers other modules' questions about users without giving
+// them the users table. Obtain it with kernel.Need[identity.Directory].
+type Directory interface {
+	// Names maps user ids to full names; unknown ids are left out.
+	Names(ctx context.Context, ids []string) (map[string]string, error)
+	// UserIDsInRoles lists the active users holding any of roles.
+	UserIDsInRoles(ctx context.Context, roles []string) ([]string, error)
+}

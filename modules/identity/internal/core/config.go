@@ -1,0 +1,72 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is the identity section of the configuration.
+type Config struct {
+	Lockout struct {
+		MaxFailedAttempts  int  `mapstructure:"maxFailedAttempts"`
+		Minutes            int  `mapstructure:"minutes"`
+		AllowedForNewUsers bool `mapstructure:"allowedForNewUsers"`
+	} `mapstructure:"lockout"`
+	Password struct {
+		// RequiredLength 0 means 8 in development and 12 in production.
+		RequiredLength int `mapstructure:"requiredLength"`
+		Hash           struct {
+			MemoryKiB   uint32 `mapstructure:"memoryKiB"`
+			Iterations  uint32 `mapstructure:"iterations"`
+			Parallelism uint8  `mapstructure:"parallelism"`
+		} `mapstructure:"hash"`
+	} `mapstructure:"password"`
+	// CacheSyncInterval bounds how stale another node's change to
+	// permissions or user security state can be on this node.
+	CacheSyncInterval time.Duration `mapstructure:"cacheSyncInterval"`
+}
+
+// DefaultConfig holds the documented defaults (DESIGN §2).
+func DefaultConfig() *Config {
+	c := &Config{}
+	c.Lockout.MaxFailedAttempts = 5
+	c.Lockout.Minutes = 15
+	c.Lockout.AllowedForNewUsers = true
+	c.Password.Hash.MemoryKiB = 19 * 1024
+	c.Password.Hash.Iterations = 2
+	c.Password.Hash.Parallelism = 1
+	c.CacheSyncInterval = time.Second
+	return c
+}
+
+// MinChangePasswordLength is the floor of self-service changes (seed §5.4).
+const MinChangePasswordLength = 12
+
+// MaxPasswordLength admits long passphrases while bounding hashing work.
+const MaxPasswordLength = 128
+
+func (c *Config) validate(production bool) error {
+	switch {
+	case c.Lockout.MaxFailedAttempts < 1:
+		return fmt.Errorf("config key identity.lockout.maxFailedAttempts: must be at least 1")
+	case c.Lockout.Minutes < 1:
+		return fmt.Errorf("config key identity.lockout.minutes: must be at least 1")
+	case c.Password.RequiredLength < 0 || c.Password.RequiredLength > MaxPasswordLength:
+		return fmt.Errorf("config key identity.password.requiredLength: must be 0 (automatic) to %d", MaxPasswordLength)
+	case production && c.Password.RequiredLength != 0 && c.Password.RequiredLength < 12:
+		return fmt.Errorf("config key identity.password.requiredLength: production needs 12 or more")
+	case c.Password.Hash.MemoryKiB < 8 || c.Password.Hash.Iterations < 1 || c.Password.Hash.Parallelism < 1:
+		return fmt.Errorf("config key identity.password.hash: memoryKiB ≥ 8, iterations ≥ 1 and parallelism ≥ 1")
+	case production && c.Password.Hash.MemoryKiB < 19*1024:
+		return fmt.Errorf("config key identity.password.hash.memoryKiB: production needs at least 19456 (19 MiB)")
+	case c.CacheSyncInterval < 0:
+		return fmt.Errorf("config key identity.cacheSyncInterval: must not be negative")
+	}
+	if c.Password.RequiredLength == 0 {
+		c.Password.RequiredLength = 8
+		if production {
+			c.Password.RequiredLength = 12
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package core
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/kernel"
+)
+
+// DefaultAdminPassword is the password the administrator is seeded with
+// unless seed.adminPassword says otherwise; start-up warns while it is in use.
+const DefaultAdminPassword = "ChangeMe-Admin-2026"
+
+// Start loads the permission matrix into the enforcer and notes the change
+// counters; it runs at provision, before any request.
+func (s *Service) Start(ctx context.Context) error {
+	if err := s.loadPolicies(ctx); err != nil {
+		return err
+	}
+	return s.sync.prime(ctx)
+}
+
+// Seed inserts what is missing, never changing what exists: the roles, the
+// menu entries of the enabled modules, their default permissions and the
+// administrator. Running it twice changes nothing.
+func (s *Service) Seed(ctx context.Context, app *kernel.App) error {
+	err := s.db.InTx(ctx, func(ctx context.Context) error {
+		roleIDs, err := s.seedRoles(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range s.menus {
+			item := MenuItem{MenuKey: m.Key, Title: m.Title, Path: m.Path, SortOrder: m.Order}
+			if m.ParentKey != "" {
+				item.ParentKey = &m.ParentKey
+			}
+			if err := s.store.upsertMenu(ctx, item); err != nil {
+				return err
+			}
+		}
+		for _, r := range seedRoles {
+			for _, m := range s.menus {
+				f := flagsOf(defaultGrants[r.Name][m.Key])
+				if r.Name == authn.RoleAdmin {
+					f = Flags{true, true, true, true}
+				}
+				p := Permission{RoleID: roleIDs[r.Name], MenuKey: m.Key, CanRead: f.Read, CanCreate: f.Create,
+					CanUpdate: f.Update, CanDelete: f.Delete, UpdatedAt: s.now()}
+				if err := s.store.insertPermissionIfMissing(ctx, p); err != nil {
+					return err
+				}
+			}
+		}
+		return s.seedAdmin(ctx, app, roleIDs[authn.RoleAdmin])
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.loadPolicies(ctx); err != nil {
+		return err
+	}
+	s.warnDefaultAdminPassword(ctx, app.Config.Seed.AdminEmail)
+	return nil
+}
+
+func (s *Service) seedRoles(ctx context.Context) (map[string]string, error) {
+	existing, err := s.store.roles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, r := range existing {
+		ids[r.Name] = r.ID
+	}
+	for _, r := range seedRoles {
+		if _, ok := ids[r.Name]; ok {
+			continue
+		}
+		role := Role{ID: uuid.Must(uuid.NewV7()).String(), Name: r.Name, Description: r.Description}
+		if r.Code != "" {
+			code := r.Code
+			role.Code = &code
+		}
+		if err := s.store.conn(ctx).Create(&role).Error; err != nil {
+			return nil, err
+		}
+		ids[r.Name] = role.ID
+	}
+	return ids, nil
+}
+
+func (s *Service) seedAdmin(ctx context.Context, app *kernel.App, adminRoleID string) error {
+	email := app.Config.Seed.AdminEmail
+	_, err := s.store.userByEmail(ctx, normalizeEmail(email))
+	if err == nil || !db.IsNotFound(err) {
+		return err
+	}
+	hash, err := s.hasher.hash(app.Config.Seed.AdminPassword)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	u := &User{ID: uuid.Must(uuid.NewV7()).String(), Email: strings.TrimSpace(email), NormalizedEmail: normalizeEmail(email),
+		FullName: "Administrator", PasswordHash: hash, IsActive: true, SecurityStamp: uuid.NewString(),
+		LockoutEnabled: s.cfg.Lockout.AllowedForNewUsers, CreatedAt: now, UpdatedAt: now, Version: 1}
+	return s.store.createUser(ctx, u, []string{adminRoleID})
+}
+
+func (s *Service) warnDefaultAdminPassword(ctx context.Context, email string) {
+	u, err := s.store.userByEmail(ctx, normalizeEmail(email))
+	if err != nil {
+		return
+	}
+	if ok, _ := s.hasher.verify(DefaultAdminPassword, u.PasswordHash); ok {
+		s.log.Warn("the administrator still has the default password; change it now",
+			"email", u.Email, "hint", "POST /api/auth/change-password or contractflow user reset-password --email "+u.Email)
+	}
+}

@@ -1,0 +1,244 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/paging"
+)
+
+// store is the only code that touches the identity tables.
+type store struct {
+	db *db.DB
+}
+
+func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
+
+func (s *store) userByEmail(ctx context.Context, normalized string) (*User, error) {
+	var u User
+	if err := s.conn(ctx).Where("normalized_email = ?", normalized).Take(&u).Error; err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+func (s *store) userByID(ctx context.Context, id string) (*User, error) {
+	var u User
+	if err := s.conn(ctx).Where("id = ?", id).Take(&u).Error; err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// rolesOf returns the role names of each user, in one query.
+func (s *store) rolesOf(ctx context.Context, userIDs []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(userIDs))
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct{ UserID, Name string }
+	err := s.conn(ctx).Table("user_roles").
+		Select("user_roles.user_id, roles.name").
+		Joins("JOIN roles ON roles.id = user_roles.role_id").
+		Where("user_roles.user_id IN ?", userIDs).
+		Order("roles.name").Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.UserID] = append(out[r.UserID], r.Name)
+	}
+	return out, nil
+}
+
+type userFilter struct {
+	Search   string
+	IsActive *bool
+	Role     string
+}
+
+func (s *store) listUsers(ctx context.Context, f userFilter, req paging.Request) ([]User, int64, error) {
+	q := s.conn(ctx).Model(&User{})
+	if f.Search != "" {
+		like := "%" + escapeLike(strings.ToLower(f.Search)) + "%"
+		q = q.Where("(normalized_email LIKE ? ESCAPE '\\' OR LOWER(full_name) LIKE ? ESCAPE '\\')", like, like)
+	}
+	if f.IsActive != nil {
+		q = q.Where("is_active = ?", *f.IsActive)
+	}
+	if f.Role != "" {
+		q = q.Where("id IN (?)", s.conn(ctx).Table("user_roles").Select("user_roles.user_id").
+			Joins("JOIN roles ON roles.id = user_roles.role_id").Where("roles.name = ?", f.Role))
+	}
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	var users []User
+	if err := db.Page(q, req).Find(&users).Error; err != nil {
+		return nil, 0, err
+	}
+	return users, total, nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func (s *store) createUser(ctx context.Context, u *User, roleIDs []string) error {
+	if err := s.conn(ctx).Create(u).Error; err != nil {
+		return err
+	}
+	return s.setRoles(ctx, u.ID, roleIDs)
+}
+
+// updateUser writes exactly the given columns (never relying on GORM to skip
+// zero values) and bumps the row version.
+func (s *store) updateUser(ctx context.Context, id string, cols map[string]any) error {
+	cols["version"] = gorm.Expr("version + 1")
+	return s.conn(ctx).Model(&User{}).Where("id = ?", id).Updates(cols).Error
+}
+
+func (s *store) setRoles(ctx context.Context, userID string, roleIDs []string) error {
+	if err := s.conn(ctx).Where("user_id = ?", userID).Delete(&userRole{}).Error; err != nil {
+		return err
+	}
+	if len(roleIDs) == 0 {
+		return nil
+	}
+	rows := make([]userRole, len(roleIDs))
+	for i, r := range roleIDs {
+		rows[i] = userRole{UserID: userID, RoleID: r}
+	}
+	return s.conn(ctx).Create(&rows).Error
+}
+
+// incrementFailures adds one failed attempt and returns the new count; the
+// row lock it takes serialises concurrent failures of one account.
+func (s *store) incrementFailures(ctx context.Context, id string) (int, error) {
+	if err := s.conn(ctx).Model(&User{}).Where("id = ?", id).
+		Update("access_failed_count", gorm.Expr("access_failed_count + 1")).Error; err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.conn(ctx).Model(&User{}).Select("access_failed_count").Where("id = ?", id).Scan(&n).Error
+	return n, err
+}
+
+func (s *store) roles(ctx context.Context) ([]Role, error) {
+	var roles []Role
+	err := s.conn(ctx).Order("name").Find(&roles).Error
+	return roles, err
+}
+
+func (s *store) insertToken(ctx context.Context, t *RefreshToken) error {
+	return s.conn(ctx).Create(t).Error
+}
+
+func (s *store) tokenByHash(ctx context.Context, hash string) (*RefreshToken, error) {
+	var t RefreshToken
+	if err := s.conn(ctx).Where("token_hash = ?", hash).Take(&t).Error; err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// markUsed is the compare-and-set of rotation: exactly one caller marks an
+// unused token, so two concurrent refreshes cannot both succeed.
+func (s *store) markUsed(ctx context.Context, id string, now time.Time) (bool, error) {
+	res := s.conn(ctx).Model(&RefreshToken{}).Where("id = ? AND used_at IS NULL AND revoked_at IS NULL", id).Update("used_at", now)
+	return res.RowsAffected == 1, res.Error
+}
+
+func (s *store) revokeFamily(ctx context.Context, familyID string, now time.Time) error {
+	return s.conn(ctx).Model(&RefreshToken{}).Where("family_id = ? AND revoked_at IS NULL", familyID).Update("revoked_at", now).Error
+}
+
+func (s *store) revokeUserTokens(ctx context.Context, userID string, now time.Time) error {
+	return s.conn(ctx).Model(&RefreshToken{}).Where("user_id = ? AND revoked_at IS NULL", userID).Update("revoked_at", now).Error
+}
+
+func (s *store) menus(ctx context.Context) ([]MenuItem, error) {
+	var items []MenuItem
+	err := s.conn(ctx).Order("sort_order, menu_key").Find(&items).Error
+	return items, err
+}
+
+// upsertMenu inserts a menu entry or refreshes its title, path, parent and order.
+func (s *store) upsertMenu(ctx context.Context, m MenuItem) error {
+	return s.conn(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "menu_key"}},
+		DoUpdates: clause.AssignmentColumns([]string{"title", "path", "parent_key", "sort_order"}),
+	}).Create(&m).Error
+}
+
+// insertPermissionIfMissing keeps rows an administrator has changed.
+func (s *store) insertPermissionIfMissing(ctx context.Context, p Permission) error {
+	return s.conn(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&p).Error
+}
+
+type permissionRow struct {
+	Permission
+	RoleName string
+}
+
+func (s *store) permissions(ctx context.Context, roleName string) ([]permissionRow, error) {
+	q := s.conn(ctx).Table("permissions").
+		Select("permissions.*, roles.name AS role_name").
+		Joins("JOIN roles ON roles.id = permissions.role_id")
+	if roleName != "" {
+		q = q.Where("roles.name = ?", roleName)
+	}
+	var rows []permissionRow
+	err := q.Order("roles.name, permissions.menu_key").Scan(&rows).Error
+	return rows, err
+}
+
+func (s *store) savePermission(ctx context.Context, p Permission) error {
+	return s.conn(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "role_id"}, {Name: "menu_key"}},
+		DoUpdates: clause.AssignmentColumns([]string{"can_read", "can_create", "can_update", "can_delete", "updated_at", "updated_by"}),
+	}).Create(&p).Error
+}
+
+func (s *store) state(ctx context.Context) (state, error) {
+	var st state
+	err := s.conn(ctx).Where("id = 1").Take(&st).Error
+	return st, err
+}
+
+// bump increments one change counter so other nodes drop their caches.
+func (s *store) bump(ctx context.Context, column string) error {
+	return s.conn(ctx).Model(&state{}).Where("id = 1").Update(column, gorm.Expr(column+" + 1")).Error
+}
+
+// userIDsInRoles lists active users holding any of roles.
+func (s *store) userIDsInRoles(ctx context.Context, roles []string) ([]string, error) {
+	var ids []string
+	err := s.conn(ctx).Table("user_roles").Distinct("user_roles.user_id").
+		Joins("JOIN roles ON roles.id = user_roles.role_id").
+		Joins("JOIN users ON users.id = user_roles.user_id").
+		Where("roles.name IN ? AND users.is_active = ?", roles, true).
+		Order("user_roles.user_id").Pluck("user_roles.user_id", &ids).Error
+	return ids, err
+}
+
+func (s *store) names(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct{ ID, FullName string }
+	if err := s.conn(ctx).Model(&User{}).Select("id, full_name").Where("id IN ?", ids).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.ID] = r.FullName
+	}
+	return out, nil
+}

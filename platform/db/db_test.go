@@ -1,0 +1,650 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+	"gorm.io/plugin/dbresolver"
+
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/paging"
+	"github.com/contractflow/contractflow/platform/testkit"
+)
+
+type item struct {
+	ID       string
+	Name     string
+	Score    int
+	Code     *string
+	ParentID *string
+}
+
+func (item) TableName() string { return "items" }
+
+type parent struct {
+	ID   string
+	Name string
+}
+
+func (parent) TableName() string { return "parents" }
+
+// openDB opens a new, empty database of driver with the test tables and
+// closes it when the test ends.
+func openDB(t *testing.T, driver string) *db.DB {
+	t.Helper()
+	cfg := db.Config{Driver: driver, MaxOpenConns: 8}
+	switch driver {
+	case "sqlite":
+		cfg.DSN = filepath.Join(t.TempDir(), "cf.db")
+	case "postgres":
+		cfg.DSN = testkit.FreshSchema(t)
+	default:
+		t.Fatalf("unknown driver %q", driver)
+	}
+	d, err := db.Open(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.Close() })
+	for _, s := range []string{
+		`CREATE TABLE parents (id VARCHAR(36) PRIMARY KEY, name VARCHAR(100) NOT NULL)`,
+		`CREATE TABLE items (id VARCHAR(36) PRIMARY KEY, name VARCHAR(100) NOT NULL, score INTEGER NOT NULL,
+			code VARCHAR(20), parent_id VARCHAR(36) REFERENCES parents (id))`,
+		`CREATE UNIQUE INDEX ux_items_code ON items (code)`,
+	} {
+		require.NoError(t, d.Conn(context.Background()).Exec(s).Error)
+	}
+	return d
+}
+
+func insertItem(ctx context.Context, d *db.DB, name string) error {
+	return d.Conn(ctx).Create(&item{ID: uuid.NewString(), Name: name}).Error
+}
+
+func countItems(t *testing.T, ctx context.Context, d *db.DB) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, d.Conn(ctx).Model(&item{}).Count(&n).Error)
+	return n
+}
+
+func TestOpenSQLiteCreatesFileAndFolders(t *testing.T) {
+	tests := []struct {
+		name string
+		dsn  func(dir string) (dsn, path string)
+	}{
+		{name: "plain path in missing folders", dsn: func(dir string) (string, string) {
+			p := filepath.Join(dir, "a", "b", "c", "cf.db")
+			return p, p
+		}},
+		{name: "file: URI with parameters", dsn: func(dir string) (string, string) {
+			p := filepath.Join(dir, "x", "cf.db")
+			return "file:" + p + "?cache=shared", p
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn, path := tc.dsn(t.TempDir())
+			d, err := db.Open(db.Config{Driver: "sqlite", DSN: dsn, MaxOpenConns: 2})
+			require.NoError(t, err)
+			defer d.Close()
+			assert.Equal(t, db.SQLite, d.Dialect())
+			require.NoError(t, d.Conn(context.Background()).Exec("CREATE TABLE t (x INTEGER)").Error)
+			_, err = os.Stat(path)
+			assert.NoError(t, err, "database file exists")
+		})
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  db.Config
+		want string
+	}{
+		{name: "unknown driver", cfg: db.Config{Driver: "oracle", DSN: "x"}, want: "oracle"},
+		{name: "unreachable postgres", cfg: db.Config{Driver: "postgres",
+			DSN: "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2"}, want: "postgres"},
+		{name: "sqlite folder is a file", cfg: db.Config{Driver: "sqlite", DSN: "@file@"}, want: "sqlite"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			if cfg.DSN == "@file@" {
+				f := filepath.Join(t.TempDir(), "plain")
+				require.NoError(t, os.WriteFile(f, nil, 0o600))
+				cfg.DSN = filepath.Join(f, "cf.db")
+			}
+			d, err := db.Open(cfg)
+			if err == nil {
+				_ = d.Close()
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestSQLitePragmas(t *testing.T) {
+	d := openDB(t, "sqlite")
+	ctx := context.Background()
+	pragma := func(conn *gorm.DB, name string) string {
+		var v string
+		require.NoError(t, conn.Raw("PRAGMA "+name).Scan(&v).Error)
+		return v
+	}
+	tests := []struct {
+		name   string
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "journal_mode", "wal"},
+		{"foreign_keys", "foreign_keys", "1"},
+		{"busy_timeout", "busy_timeout", "10000"},
+		{"synchronous NORMAL", "synchronous", "1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+" on writer", func(t *testing.T) {
+			var got string
+			require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+				got = pragma(d.Conn(ctx), tc.pragma)
+				return nil
+			}))
+			assert.Equal(t, tc.want, got)
+		})
+		t.Run(tc.name+" on reader", func(t *testing.T) {
+			assert.Equal(t, tc.want, pragma(d.Conn(ctx).Clauses(dbresolver.Read), tc.pragma))
+		})
+	}
+}
+
+func TestForeignKeysEnforced(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		missing := uuid.NewString()
+		err := d.InTx(ctx, func(ctx context.Context) error {
+			return d.Conn(ctx).Create(&item{ID: uuid.NewString(), Name: "orphan", ParentID: &missing}).Error
+		})
+		require.Error(t, err)
+		assert.ErrorIs(t, err, gorm.ErrForeignKeyViolated)
+		assert.Zero(t, countItems(t, ctx, d))
+	})
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	const writers = 50
+	tests := []struct {
+		name    string
+		readers int
+	}{
+		{"writers only", 0},
+		{"writers and readers", 8},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+				d := openDB(t, driver)
+				ctx := context.Background()
+				var (
+					wg       sync.WaitGroup
+					errs     = make(chan error, writers+tc.readers)
+					done     = make(chan struct{})
+					readsRun atomic.Int64
+				)
+				for i := range tc.readers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							var n int64
+							if err := d.Conn(ctx).Model(&item{}).Count(&n).Error; err != nil {
+								errs <- fmt.Errorf("reader %d: %w", i, err)
+								return
+							}
+							readsRun.Add(1)
+							select {
+							case <-done:
+								return
+							default:
+							}
+						}
+					}()
+				}
+				var writersWG sync.WaitGroup
+				for i := range writers {
+					writersWG.Add(1)
+					go func() {
+						defer writersWG.Done()
+						err := d.InTx(ctx, func(ctx context.Context) error {
+							// Read then write inside the transaction: the pattern
+							// that deadlocks SQLite writers without BEGIN IMMEDIATE.
+							var n int64
+							if err := d.Conn(ctx).Model(&item{}).Count(&n).Error; err != nil {
+								return err
+							}
+							return insertItem(ctx, d, fmt.Sprintf("w%02d", i))
+						})
+						if err != nil {
+							errs <- fmt.Errorf("writer %d: %w", i, err)
+						}
+					}()
+				}
+				writersWG.Wait()
+				close(done)
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Error(err)
+				}
+				assert.Equal(t, int64(writers), countItems(t, ctx, d))
+				if tc.readers > 0 {
+					assert.Positive(t, readsRun.Load())
+				}
+			})
+		})
+	}
+}
+
+func TestReadsDoNotWaitForAnOpenWriteTransaction(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, insertItem(ctx, d, "committed"))
+
+		inside, release := make(chan struct{}), make(chan struct{})
+		txErr := make(chan error, 1)
+		go func() {
+			txErr <- d.InTx(ctx, func(ctx context.Context) error {
+				if err := insertItem(ctx, d, "uncommitted"); err != nil {
+					return err
+				}
+				close(inside)
+				<-release
+				return nil
+			})
+		}()
+		<-inside
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		var n int64
+		err := d.Conn(rctx).Model(&item{}).Count(&n).Error
+		close(release)
+		require.NoError(t, err, "a read outside the transaction must not queue behind the writer")
+		assert.Equal(t, int64(1), n, "uncommitted row is invisible")
+		require.NoError(t, <-txErr)
+		assert.Equal(t, int64(2), countItems(t, ctx, d))
+	})
+}
+
+func TestInTxNested(t *testing.T) {
+	errInner := errors.New("inner failed")
+	errOuter := errors.New("outer failed")
+	tests := []struct {
+		name      string
+		innerErr  error
+		outerErr  error
+		swallow   bool // the outer function ignores the inner error
+		wantErr   error
+		wantCount int64
+	}{
+		{name: "both succeed", wantCount: 2},
+		{name: "inner error rolls back everything", innerErr: errInner, wantErr: errInner, wantCount: 0},
+		{name: "outer error rolls back inner work", outerErr: errOuter, wantErr: errOuter, wantCount: 0},
+		{name: "swallowed inner error still commits the shared transaction", innerErr: errInner, swallow: true, wantCount: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+				d := openDB(t, driver)
+				ctx := context.Background()
+				err := d.InTx(ctx, func(outer context.Context) error {
+					if err := insertItem(outer, d, "outer"); err != nil {
+						return err
+					}
+					err := d.InTx(outer, func(inner context.Context) error {
+						if d.Conn(inner) != d.Conn(outer) {
+							return errors.New("inner InTx did not join the outer transaction")
+						}
+						if err := insertItem(inner, d, "inner"); err != nil {
+							return err
+						}
+						return tc.innerErr
+					})
+					if err != nil && !tc.swallow {
+						return err
+					}
+					return tc.outerErr
+				})
+				if tc.wantErr != nil {
+					require.ErrorIs(t, err, tc.wantErr)
+				} else {
+					require.NoError(t, err)
+				}
+				assert.Equal(t, tc.wantCount, countItems(t, ctx, d))
+			})
+		})
+	}
+}
+
+func TestInTransaction(t *testing.T) {
+	d := openDB(t, "sqlite")
+	ctx := context.Background()
+	assert.False(t, db.InTransaction(ctx))
+	require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+		assert.True(t, db.InTransaction(ctx))
+		assert.False(t, db.InTransaction(db.WithoutTx(ctx)))
+		return nil
+	}))
+}
+
+func TestAfterCommit(t *testing.T) {
+	errFail := errors.New("fail")
+	tests := []struct {
+		name     string
+		run      func(ctx context.Context, d *db.DB, f func()) error
+		wantRuns int
+	}{
+		{name: "runs after commit", wantRuns: 1, run: func(ctx context.Context, d *db.DB, f func()) error {
+			return d.InTx(ctx, func(ctx context.Context) error {
+				if err := insertItem(ctx, d, "x"); err != nil {
+					return err
+				}
+				db.AfterCommit(ctx, f)
+				return nil
+			})
+		}},
+		{name: "dropped on rollback", wantRuns: 0, run: func(ctx context.Context, d *db.DB, f func()) error {
+			err := d.InTx(ctx, func(ctx context.Context) error {
+				if err := insertItem(ctx, d, "x"); err != nil {
+					return err
+				}
+				db.AfterCommit(ctx, f)
+				return errFail
+			})
+			if !errors.Is(err, errFail) {
+				return fmt.Errorf("want errFail, got %v", err)
+			}
+			return nil
+		}},
+		{name: "registered in nested InTx waits for the outermost commit", wantRuns: 1,
+			run: func(ctx context.Context, d *db.DB, f func()) error {
+				return d.InTx(ctx, func(ctx context.Context) error {
+					if err := d.InTx(ctx, func(ctx context.Context) error {
+						db.AfterCommit(ctx, f)
+						return insertItem(ctx, d, "x")
+					}); err != nil {
+						return err
+					}
+					return nil
+				})
+			}},
+		{name: "nested registration dropped when the outer rolls back", wantRuns: 0,
+			run: func(ctx context.Context, d *db.DB, f func()) error {
+				err := d.InTx(ctx, func(ctx context.Context) error {
+					_ = d.InTx(ctx, func(ctx context.Context) error {
+						db.AfterCommit(ctx, f)
+						return nil
+					})
+					return errFail
+				})
+				if !errors.Is(err, errFail) {
+					return fmt.Errorf("want errFail, got %v", err)
+				}
+				return nil
+			}},
+		{name: "runs at once without a transaction", wantRuns: 1, run: func(ctx context.Context, d *db.DB, f func()) error {
+			db.AfterCommit(ctx, f)
+			return nil
+		}},
+		{name: "runs at once on a detached context", wantRuns: 1, run: func(ctx context.Context, d *db.DB, f func()) error {
+			return d.InTx(ctx, func(ctx context.Context) error {
+				ran := false
+				db.AfterCommit(db.WithoutTx(ctx), func() { ran = true; f() })
+				if !ran {
+					return errors.New("did not run at once")
+				}
+				return nil
+			})
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+				d := openDB(t, driver)
+				ctx := context.Background()
+				var runs []int64
+				f := func() {
+					// A fresh connection must already see what the
+					// transaction wrote: the callback runs after COMMIT.
+					var n int64
+					if err := d.Conn(context.Background()).Model(&item{}).Count(&n).Error; err != nil {
+						t.Errorf("count in callback: %v", err)
+					}
+					runs = append(runs, n)
+				}
+				require.NoError(t, tc.run(ctx, d, f))
+				require.Len(t, runs, tc.wantRuns)
+				if tc.wantRuns > 0 {
+					assert.Equal(t, countItems(t, ctx, d), runs[0], "callback saw the committed rows")
+				}
+			})
+		})
+	}
+}
+
+func TestAfterCommitOrder(t *testing.T) {
+	d := openDB(t, "sqlite")
+	var got []int
+	require.NoError(t, d.InTx(context.Background(), func(ctx context.Context) error {
+		for i := range 5 {
+			db.AfterCommit(ctx, func() { got = append(got, i) })
+		}
+		if len(got) != 0 {
+			return errors.New("ran before commit")
+		}
+		return nil
+	}))
+	assert.Equal(t, []int{0, 1, 2, 3, 4}, got)
+}
+
+func TestWithoutTx(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+			if err := insertItem(ctx, d, "pending"); err != nil {
+				return err
+			}
+			detached := db.WithoutTx(ctx)
+			assert.False(t, db.InTransaction(detached))
+			assert.True(t, db.InTransaction(ctx), "the original ctx keeps its transaction")
+			var inTx, outside int64
+			if err := d.Conn(ctx).Model(&item{}).Count(&inTx).Error; err != nil {
+				return err
+			}
+			if err := d.Conn(detached).Model(&item{}).Count(&outside).Error; err != nil {
+				return err
+			}
+			assert.Equal(t, int64(1), inTx, "the transaction sees its own row")
+			assert.Equal(t, int64(0), outside, "the detached ctx does not see the uncommitted row")
+			return nil
+		}))
+	})
+}
+
+func TestIsUniqueViolation(t *testing.T) {
+	code := "C-1"
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, d *db.DB) error
+		want bool
+	}{
+		{name: "duplicate primary key", want: true, run: func(ctx context.Context, d *db.DB) error {
+			id := uuid.NewString()
+			if err := d.Conn(ctx).Create(&item{ID: id, Name: "a"}).Error; err != nil {
+				return err
+			}
+			return d.Conn(ctx).Create(&item{ID: id, Name: "b"}).Error
+		}},
+		{name: "duplicate unique index", want: true, run: func(ctx context.Context, d *db.DB) error {
+			if err := d.Conn(ctx).Create(&item{ID: uuid.NewString(), Name: "a", Code: &code}).Error; err != nil {
+				return err
+			}
+			return d.Conn(ctx).Create(&item{ID: uuid.NewString(), Name: "b", Code: &code}).Error
+		}},
+		{name: "duplicate inside InTx, wrapped", want: true, run: func(ctx context.Context, d *db.DB) error {
+			return d.InTx(ctx, func(ctx context.Context) error {
+				for range 2 {
+					if err := d.Conn(ctx).Create(&item{ID: uuid.NewString(), Name: "a", Code: &code}).Error; err != nil {
+						return fmt.Errorf("create item: %w", err)
+					}
+				}
+				return nil
+			})
+		}},
+		{name: "duplicate through raw SQL", want: true, run: func(ctx context.Context, d *db.DB) error {
+			for range 2 {
+				if err := d.Conn(ctx).Exec("INSERT INTO items (id, name, score, code) VALUES (?, 'a', 0, ?)", uuid.NewString(), code).Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{name: "not-null violation is not a duplicate", want: false, run: func(ctx context.Context, d *db.DB) error {
+			return d.Conn(ctx).Exec("INSERT INTO items (id, name, score) VALUES (?, NULL, 0)", uuid.NewString()).Error
+		}},
+		{name: "foreign key violation is not a duplicate", want: false, run: func(ctx context.Context, d *db.DB) error {
+			p := uuid.NewString()
+			return d.Conn(ctx).Create(&item{ID: uuid.NewString(), Name: "a", ParentID: &p}).Error
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+				d := openDB(t, driver)
+				err := tc.run(context.Background(), d)
+				require.Error(t, err)
+				assert.Equal(t, tc.want, db.IsUniqueViolation(err), "err: %v", err)
+			})
+		})
+	}
+	t.Run("nil and plain errors", func(t *testing.T) {
+		assert.False(t, db.IsUniqueViolation(nil))
+		assert.False(t, db.IsUniqueViolation(errors.New("duplicate key value")))
+	})
+}
+
+func TestIsNotFound(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		var it item
+		err := d.Conn(ctx).Where("id = ?", uuid.NewString()).First(&it).Error
+		assert.True(t, db.IsNotFound(err), "First on no row: %v", err)
+		assert.True(t, db.IsNotFound(fmt.Errorf("load item: %w", err)), "wrapped")
+
+		var list []item
+		err = d.Conn(ctx).Where("id = ?", uuid.NewString()).Find(&list).Error
+		assert.NoError(t, err)
+		assert.False(t, db.IsNotFound(err), "Find on no row is not an error")
+		assert.False(t, db.IsNotFound(errors.New("other")))
+	})
+}
+
+func TestPage(t *testing.T) {
+	// id order is a..f; scores repeat so the id tiebreak shows.
+	rows := []item{
+		{ID: "a", Name: "alpha", Score: 2},
+		{ID: "b", Name: "bravo", Score: 1},
+		{ID: "c", Name: "charlie", Score: 2},
+		{ID: "d", Name: "delta", Score: 1},
+		{ID: "e", Name: "echo", Score: 3},
+		{ID: "f", Name: "foxtrot", Score: 2},
+	}
+	spec := paging.Spec{Sort: map[string]string{"score": "score", "name": "name", "parentName": "p.name"}}
+	tests := []struct {
+		name  string
+		query string // sort parameter
+		page  int
+		size  int
+		join  bool
+		want  []string
+	}{
+		{name: "no sort is id order", page: 1, size: 10, want: []string{"a", "b", "c", "d", "e", "f"}},
+		{name: "ascending with id tiebreak", query: "score", page: 1, size: 10, want: []string{"b", "d", "a", "c", "f", "e"}},
+		{name: "descending with id tiebreak", query: "-score", page: 1, size: 10, want: []string{"e", "a", "c", "f", "b", "d"}},
+		{name: "two keys", query: "score,-name", page: 1, size: 10, want: []string{"d", "b", "f", "c", "a", "e"}},
+		{name: "first page", query: "-score", page: 1, size: 2, want: []string{"e", "a"}},
+		{name: "second page", query: "-score", page: 2, size: 2, want: []string{"c", "f"}},
+		{name: "last partial page", query: "-score", page: 2, size: 4, want: []string{"b", "d"}},
+		{name: "page past the end", query: "-score", page: 4, size: 2, want: []string{}},
+		{name: "joined query with qualified sort column", query: "-parentName", page: 1, size: 3, join: true,
+			want: []string{"b", "d", "f"}},
+		{name: "joined query with unqualified sort column", query: "-score", page: 1, size: 10, join: true,
+			want: []string{"e", "a", "c", "f", "b", "d"}},
+	}
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, d.Conn(ctx).Create(&[]parent{{ID: "p1", Name: "one"}, {ID: "p2", Name: "two"}}).Error)
+		for i, r := range rows {
+			p := "p1"
+			if i%2 == 1 {
+				p = "p2"
+			}
+			r.ParentID = &p
+			require.NoError(t, d.Conn(ctx).Create(&r).Error)
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				req, err := paging.Parse(func(k string) string {
+					switch k {
+					case "sort":
+						return tc.query
+					case "page":
+						return fmt.Sprint(tc.page)
+					case "pageSize":
+						return fmt.Sprint(tc.size)
+					}
+					return ""
+				}, spec)
+				require.NoError(t, err)
+				// Both tables have id, score would be unambiguous but id is not.
+				q := d.Conn(ctx).Model(&item{})
+				if tc.join {
+					q = d.Conn(ctx).Table("items").Select("items.*").Joins("JOIN parents p ON p.id = items.parent_id")
+				}
+				var got []item
+				require.NoError(t, db.Page(q, req).Find(&got).Error)
+				ids := []string{}
+				for _, g := range got {
+					ids = append(ids, g.ID)
+				}
+				assert.Equal(t, tc.want, ids)
+			})
+		}
+	})
+}
+
+func TestPingAndClose(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, d.Ping(ctx))
+		require.NoError(t, d.Close())
+		assert.Error(t, d.Ping(ctx), "ping after close")
+		var n int64
+		assert.Error(t, d.Conn(ctx).Model(&item{}).Count(&n).Error, "read after close")
+		assert.Error(t, insertItem(ctx, d, "late"), "write after close")
+	})
+}
