@@ -10,6 +10,7 @@ import (
 	"github.com/contractflow/contractflow/platform/config"
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/events"
+	"github.com/contractflow/contractflow/platform/storage"
 )
 
 // App is what a module receives: the shared infrastructure, and a registry
@@ -20,6 +21,7 @@ type App struct {
 	Log    *slog.Logger
 	Clock  clock.Clock
 	Bus    *events.Bus
+	Blobs  storage.Blobs // files under storage.path
 
 	menus    []Menu
 	mu       sync.RWMutex

@@ -20,6 +20,7 @@ import (
 	"github.com/contractflow/contractflow/platform/migrate"
 	"github.com/contractflow/contractflow/platform/ratelimit"
 	"github.com/contractflow/contractflow/platform/scheduler"
+	"github.com/contractflow/contractflow/platform/storage"
 )
 
 // Options tell the kernel where its configuration comes from and which
@@ -84,6 +85,10 @@ func New(opts Options) (*Kernel, error) {
 		return nil, err
 	}
 
+	blobs, err := storage.NewLocal(cfg.Storage.Path)
+	if err != nil {
+		return nil, fmt.Errorf("config key storage.path: %w", err)
+	}
 	out := opts.LogOutput
 	if out == nil {
 		out = os.Stdout
@@ -110,7 +115,7 @@ func New(opts Options) (*Kernel, error) {
 		addr:    make(chan string, 1),
 		all:     ordered,
 		rotator: rotator,
-		app:     &App{Config: cfg, DB: database, Log: log, Clock: clk, Bus: events.NewBus(log)},
+		app:     &App{Config: cfg, DB: database, Log: log, Clock: clk, Bus: events.NewBus(log), Blobs: blobs},
 	}
 	for _, m := range ordered {
 		if cfg.ModuleEnabled(m.Info().Name) {
