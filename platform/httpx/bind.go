@@ -80,7 +80,7 @@ func decode(body []byte, dst any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err)
+		return decodeError(body, dst, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return apperr.FieldError("Body", "The body must hold exactly one JSON value.")
@@ -88,7 +88,7 @@ func decode(body []byte, dst any) error {
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(body []byte, dst any, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	var fieldErr interface{ Field() string }
@@ -97,8 +97,13 @@ func decodeError(err error) error {
 		field := "Body"
 		if typeErr.Field != "" {
 			field = pascalPath(typeErr.Field)
+			// encoding/json drops array indices ("quotations.amount"); find
+			// them so the key matches the validator's "Quotations[1].Amount".
+			if p := pathAt(body, typeErr.Offset, reflect.TypeOf(dst)); p != "" && strings.EqualFold(stripIndices(p), typeErr.Field) {
+				field = p
+			}
 		}
-		return apperr.FieldError(field, fmt.Sprintf("Must be %s, not %s.", describe(typeErr.Type), typeErr.Value))
+		return apperr.FieldError(field, fmt.Sprintf("Must be %s, not %s.", describe(typeErr.Type), valueKind(typeErr.Value)))
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
 		return apperr.FieldError("Body", "The body is not valid JSON.")
 	case errors.As(err, &fieldErr):
@@ -107,6 +112,26 @@ func decodeError(err error) error {
 		// A type's own UnmarshalJSON refused the value (e.g. an unknown enum name).
 		return apperr.FieldError("Body", err.Error())
 	}
+}
+
+// valueKind names what the client sent: json reports a kind ("string",
+// "number") for its own errors and the raw text for ours.
+func valueKind(v string) string {
+	switch {
+	case v == "":
+		return "empty"
+	case v[0] == '"':
+		return "a string"
+	case v == "true" || v == "false":
+		return "a boolean"
+	case v[0] == '{':
+		return "an object"
+	case v[0] == '[':
+		return "an array"
+	case v == "null":
+		return "null"
+	}
+	return v
 }
 
 // Validate runs the struct's `validate` rules and returns field errors.
@@ -183,6 +208,9 @@ func isList(fe validator.FieldError) bool {
 }
 
 func describe(t reflect.Type) string {
+	if d, ok := reflect.New(t).Elem().Interface().(interface{ JSONDescription() string }); ok {
+		return d.JSONDescription()
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
@@ -211,11 +239,144 @@ func pascal(s string) string {
 	return string(r)
 }
 
-// pascalPath converts a dotted JSON path: "quotations.0.amount" → "Quotations.0.Amount".
+// pascalPath converts a dotted JSON path: "address.city" → "Address.City".
 func pascalPath(p string) string {
 	parts := strings.Split(p, ".")
 	for i, s := range parts {
 		parts[i] = pascal(s)
 	}
 	return strings.Join(parts, ".")
+}
+
+// pathAt walks body to the JSON value that ends at offset (a scalar) or
+// starts just before it (an object or array), the way encoding/json reports
+// an UnmarshalTypeError, and returns its path in the validator's notation,
+// with property names as dst's type spells them however the client cased
+// them: "Quotations[1].Amount". It returns "" when it cannot tell.
+func pathAt(body []byte, offset int64, dst reflect.Type) string {
+	type frame struct {
+		typ    reflect.Type // the Go type decoded into; nil when unknown
+		array  bool
+		key    string // object: the key whose value comes next
+		hasKey bool
+		index  int // array: the index of the next element
+	}
+	var stack []frame
+	next := func() { // a value of the innermost container has been read
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].index++
+			} else {
+				stack[n-1].hasKey = false
+			}
+		}
+	}
+	// child is the Go type of the value about to be read.
+	child := func() reflect.Type {
+		if len(stack) == 0 {
+			return deref(dst)
+		}
+		f := stack[len(stack)-1]
+		switch {
+		case f.typ == nil:
+			return nil
+		case f.array && (f.typ.Kind() == reflect.Slice || f.typ.Kind() == reflect.Array):
+			return deref(f.typ.Elem())
+		case f.typ.Kind() == reflect.Map:
+			return deref(f.typ.Elem())
+		case f.typ.Kind() == reflect.Struct:
+			if sf, ok := jsonField(f.typ, f.key); ok {
+				return deref(sf.Type)
+			}
+		}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		isKey := len(stack) > 0 && !stack[len(stack)-1].array && !stack[len(stack)-1].hasKey
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			next()
+			continue
+		}
+		if isKey {
+			f := &stack[len(stack)-1]
+			f.key, f.hasKey = tok.(string), true
+			if f.typ != nil && f.typ.Kind() == reflect.Struct {
+				if sf, ok := jsonField(f.typ, f.key); ok {
+					f.key = jsonName(sf)
+				}
+			}
+			continue
+		}
+		if dec.InputOffset() >= offset {
+			var b strings.Builder
+			for _, f := range stack {
+				if f.array {
+					fmt.Fprintf(&b, "[%d]", f.index)
+					continue
+				}
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(pascal(f.key))
+			}
+			return b.String()
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, frame{typ: child(), array: d == '['})
+			continue
+		}
+		next()
+	}
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// jsonField finds the field of struct type t that the JSON key decodes
+// into, matching names case-insensitively as encoding/json does.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || (f.Anonymous && f.Tag.Get("json") == "") {
+			continue
+		}
+		if name := jsonName(f); name != "-" && strings.EqualFold(name, key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// stripIndices turns "Quotations[1].Amount" back into "Quotations.Amount".
+func stripIndices(p string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range p {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
