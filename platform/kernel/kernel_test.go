@@ -150,7 +150,7 @@ func TestStartupErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			set := testkit.FreshDatabase(t, "sqlite")
+			set := testkit.Isolated(t, "sqlite")
 			for k, v := range tc.set {
 				set[k] = v
 			}
@@ -169,7 +169,7 @@ func TestStartupErrors(t *testing.T) {
 
 func TestGuardedRouteWithoutGuardFailsAtStart(t *testing.T) {
 	_, mods := newTestModules(false)
-	k, err := kernel.New(kernel.Options{Modules: mods, Set: testkit.FreshDatabase(t, "sqlite"), Environ: []string{}})
+	k, err := kernel.New(kernel.Options{Modules: mods, Set: testkit.Isolated(t, "sqlite"), Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 
 func TestMigrationsRecordedOnceAndStatus(t *testing.T) {
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
-		set := testkit.FreshDatabase(t, driver)
+		set := testkit.Isolated(t, driver)
 		newKernel := func() *kernel.Kernel {
 			_, mods := newTestModules(true)
 			k, err := kernel.New(kernel.Options{Modules: mods, Set: set, Environ: []string{}})
@@ -294,9 +294,8 @@ func TestReadyAnswers503WhenTheDatabaseIsGone(t *testing.T) {
 // stops the jobs and modules, and returns without error.
 func TestGracefulShutdown(t *testing.T) {
 	tm, mods := newTestModules(true)
-	set := testkit.FreshDatabase(t, "sqlite")
+	set := testkit.Isolated(t, "sqlite")
 	set["http.address"] = "127.0.0.1:0"
-	set["storage.path"] = t.TempDir()
 	k, err := kernel.New(kernel.Options{Modules: mods, Set: set, Environ: []string{}, LogOutput: io.Discard})
 	if err != nil {
 		t.Fatal(err)

@@ -69,12 +69,20 @@ func WithClock(c *clock.Manual) Option {
 // Defaults every test instance starts from: generous rate limits (tests
 // exercise the limiter explicitly), files in the test's temp folder.
 func defaults(t testing.TB, driver string) map[string]any {
-	set := FreshDatabase(t, driver)
-	set["storage.path"] = t.TempDir()
-	set["log.dir"] = ""
+	set := Isolated(t, driver)
 	set["rateLimit.globalPerMinute"] = 1_000_000
 	set["rateLimit.loginPerMinute"] = 1_000_000
 	set["seed.demo"] = false
+	return set
+}
+
+// Isolated returns settings that give an instance its own empty database
+// and file storage, and no log file, removed when the test ends.
+func Isolated(t testing.TB, driver string) map[string]any {
+	t.Helper()
+	set := FreshDatabase(t, driver)
+	set["storage.path"] = t.TempDir()
+	set["log.dir"] = ""
 	return set
 }
 
