@@ -260,3 +260,27 @@ func Page(q *gorm.DB, req paging.Request) *gorm.DB {
 	}
 	return q.Order("id").Limit(req.PageSize).Offset(req.Offset())
 }
+
+// RunExclusive runs fn unless another node is already running the work
+// called name, and reports whether it ran. On Postgres a transaction holds
+// pg_try_advisory_xact_lock for the duration (fn's ctx is detached from it,
+// so fn's own transactions commit independently); SQLite serves one node,
+// so fn always runs there.
+func (db *DB) RunExclusive(ctx context.Context, name string, fn func(ctx context.Context) error) (bool, error) {
+	if db.dialect != Postgres {
+		return true, fn(ctx)
+	}
+	ran := false
+	err := db.InTx(ctx, func(txCtx context.Context) error {
+		var got bool
+		if err := db.Conn(txCtx).Raw("SELECT pg_try_advisory_xact_lock(7312, hashtext(?))", name).Scan(&got).Error; err != nil {
+			return err
+		}
+		if !got {
+			return nil
+		}
+		ran = true
+		return fn(WithoutTx(txCtx))
+	})
+	return ran, err
+}

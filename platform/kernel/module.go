@@ -28,6 +28,10 @@ type Module interface {
 type Info struct {
 	Name     string   // lower case, e.g. "contracts"
 	Requires []string // modules that must be enabled for this one to run
+	// Uses are modules this one works with when they are enabled (it
+	// provisions after them and looks their services up with Lookup), and
+	// without when they are not.
+	Uses []string
 }
 
 // Configurer owns a top-level configuration section. Section returns the key

@@ -27,7 +27,7 @@ func order(mods []Module) ([]Module, error) {
 	for len(out) < len(byName) {
 		var ready []string
 		for name, m := range byName {
-			if !placed[name] && allPlaced(m.Info().Requires, placed) {
+			if !placed[name] && allPlaced(m.Info().Requires, placed) && allPlaced(compiledIn(m.Info().Uses, byName), placed) {
 				ready = append(ready, name)
 			}
 		}
@@ -46,6 +46,18 @@ func order(mods []Module) ([]Module, error) {
 		out = append(out, byName[ready[0]])
 	}
 	return out, nil
+}
+
+// compiledIn keeps the names of modules that exist; a used module that is
+// not compiled in simply is not there.
+func compiledIn(names []string, byName map[string]Module) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := byName[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func allPlaced(names []string, placed map[string]bool) bool {

@@ -1,0 +1,551 @@
+// Package core implements the contracts module: contracts moving on their
+// pinned workflow definition, with the audit trail, comments, attachments,
+// generated codes, the inbox and the SLA job.
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contractflow/contractflow/modules/identity"
+	"github.com/contractflow/contractflow/modules/masterdata"
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"github.com/contractflow/contractflow/platform/apperr"
+	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/clock"
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/events"
+	"github.com/contractflow/contractflow/platform/httpx"
+	"github.com/contractflow/contractflow/platform/paging"
+	"github.com/contractflow/contractflow/platform/storage"
+)
+
+// Deps are the services the module uses, owned by other modules or the platform.
+type Deps struct {
+	DB         *db.DB
+	Clock      clock.Clock
+	Log        *slog.Logger
+	Bus        *events.Bus
+	Blobs      storage.Blobs
+	Workflows  workflowdesigner.Engine
+	MasterData masterdata.Lookup
+	Directory  identity.Directory
+	Renderer   Renderer // nil when the forms module is off
+	Location   *time.Location
+	Config     Config
+}
+
+// Service holds the module's behaviour.
+type Service struct {
+	Deps
+	store *store
+}
+
+// New returns the service.
+func New(d Deps) *Service { return &Service{Deps: d, store: &store{db: d.DB}} }
+
+func (s *Service) now() time.Time { return s.Clock.Now() }
+
+func notFound() *apperr.Error { return apperr.NotFound("Contract") }
+
+// load finds a live contract by id (404 for unknown, malformed or deleted).
+func (s *Service) load(ctx context.Context, id string) (*Contract, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, notFound()
+	}
+	c, err := s.store.get(ctx, id)
+	if db.IsNotFound(err) {
+		return nil, notFound()
+	}
+	return c, err
+}
+
+// scopeOf computes what the caller may see from the published definitions.
+func (s *Service) scopeOf(ctx context.Context, p authn.Principal) (scope, error) {
+	if p.IsAdmin() {
+		return scope{all: true}, nil
+	}
+	defs, err := s.Workflows.Published(ctx, "contract")
+	if err != nil {
+		return scope{}, err
+	}
+	sc := scope{userID: p.UserID}
+	for _, d := range defs {
+		sc.phases = append(sc.phases, definitionPhases{definitionID: d.ID, phases: d.PhasesSeenBy(p.Roles)})
+	}
+	return sc, nil
+}
+
+// canSee is the visibility rule for one contract: its drafter, or a holder
+// of an inbox role of its current phase; Admin sees all.
+func (s *Service) canSee(ctx context.Context, p authn.Principal, c *Contract) (*workflowdesigner.Definition, error) {
+	def, err := s.Workflows.Definition(ctx, c.WorkflowDefinitionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.IsAdmin() || c.DrafterID == p.UserID || p.HasAnyRole(def.InboxRoles(c.Phase)...) {
+		return def, nil
+	}
+	return nil, apperr.Forbidden("You are not involved in this contract.")
+}
+
+// visible loads a contract the caller may see: 404, then 403.
+func (s *Service) visible(ctx context.Context, p authn.Principal, id string) (*Contract, *workflowdesigner.Definition, error) {
+	c, err := s.load(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	def, err := s.canSee(ctx, p, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, def, nil
+}
+
+// ListSpec is the whitelist of contract lists.
+var ListSpec = paging.Spec{
+	Sort: map[string]string{"createdAt": "contracts.created_at", "slaDeadline": "contracts.sla_deadline",
+		"value": "contracts.value", "maHopDong": "contracts.ma_hop_dong", "title": "contracts.title"},
+	DefaultSort: "-createdAt",
+}
+
+// InboxSpec pages the inbox; its order is always the deadline.
+var InboxSpec = paging.Spec{Sort: map[string]string{"slaDeadline": "contracts.sla_deadline"}, DefaultSort: "slaDeadline"}
+
+// supplierSearcher is implemented by master data to find suppliers by name.
+type supplierSearcher interface {
+	SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error)
+}
+
+// List returns a page of the contracts the caller may see.
+func (s *Service) List(ctx context.Context, p authn.Principal, f listFilter, req paging.Request) (paging.Page[Summary], error) {
+	if f.Phase != "" && !slices.Contains(Phases, f.Phase) {
+		return paging.Page[Summary]{}, apperr.FieldError("Phase", "Must be one of: "+strings.Join(Phases, ", ")+".")
+	}
+	if f.ContractType != "" && typeCodes[f.ContractType] == "" {
+		return paging.Page[Summary]{}, apperr.FieldError("ContractType", "Must be one of: "+strings.Join(ContractTypes, ", ")+".")
+	}
+	for field, v := range map[string]string{"SupplierId": f.SupplierID, "ProjectId": f.ProjectID} {
+		if _, err := uuid.Parse(v); v != "" && err != nil {
+			return paging.Page[Summary]{}, apperr.FieldError(field, "Must be a UUID.")
+		}
+	}
+	if f.Search != "" {
+		if ss, ok := s.MasterData.(supplierSearcher); ok {
+			ids, err := ss.SearchSupplierIDs(ctx, f.Search, 500)
+			if err != nil {
+				return paging.Page[Summary]{}, err
+			}
+			f.SupplierMatches = ids
+		}
+	}
+	sc, err := s.scopeOf(ctx, p)
+	if err != nil {
+		return paging.Page[Summary]{}, err
+	}
+	rows, total, err := s.store.list(ctx, sc, f, req)
+	if err != nil {
+		return paging.Page[Summary]{}, err
+	}
+	items, err := s.summaries(ctx, rows)
+	if err != nil {
+		return paging.Page[Summary]{}, err
+	}
+	return paging.NewPage(items, req, total), nil
+}
+
+// Inbox returns the contracts waiting on the caller's roles, most urgent first.
+func (s *Service) Inbox(ctx context.Context, p authn.Principal, req paging.Request) (paging.Page[InboxItem], error) {
+	sc, err := s.scopeOf(ctx, p)
+	if err != nil {
+		return paging.Page[InboxItem]{}, err
+	}
+	rows, total, err := s.store.inbox(ctx, sc, req)
+	if err != nil {
+		return paging.Page[InboxItem]{}, err
+	}
+	sums, err := s.summaries(ctx, rows)
+	if err != nil {
+		return paging.Page[InboxItem]{}, err
+	}
+	now := s.now()
+	items := make([]InboxItem, len(sums))
+	for i, sm := range sums {
+		items[i] = InboxItem{Summary: sm}
+		if sm.SLADeadline != nil {
+			left := sm.SLADeadline.Sub(now)
+			items[i].Overdue = left < 0
+			items[i].HoursRemaining = float64(left.Round(6*time.Minute)) / float64(time.Hour)
+		}
+	}
+	return paging.NewPage(items, req, total), nil
+}
+
+// summaries shapes rows, resolving suppliers, projects and drafters in one
+// batch each rather than per row.
+func (s *Service) summaries(ctx context.Context, rows []Contract) ([]Summary, error) {
+	var supplierIDs, projectIDs, userIDs []string
+	for _, c := range rows {
+		supplierIDs = append(supplierIDs, c.SupplierID)
+		if c.ProjectID != nil {
+			projectIDs = append(projectIDs, *c.ProjectID)
+		}
+		userIDs = append(userIDs, c.DrafterID)
+	}
+	suppliers, err := s.MasterData.Suppliers(ctx, dedupe(supplierIDs))
+	if err != nil {
+		return nil, err
+	}
+	projects, err := s.MasterData.Projects(ctx, dedupe(projectIDs))
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.Directory.Names(ctx, dedupe(userIDs))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, len(rows))
+	for i, c := range rows {
+		out[i] = summary(&c, suppliers, projects, names)
+	}
+	return out, nil
+}
+
+func summary(c *Contract, suppliers, projects map[string]masterdata.Ref, names map[string]string) Summary {
+	sm := Summary{ID: c.ID, Title: c.Title, ContractType: c.ContractType, Phase: c.Phase, MaHopDong: c.MaHopDong,
+		Value: c.Value, Currency: c.Currency, BypassProcurementAndCCM: c.BypassProcurementAndCCM,
+		SLADeadline: utc(c.SLADeadline), DrafterID: c.DrafterID, DrafterName: names[c.DrafterID],
+		CreatedAt: c.CreatedAt.UTC(), Version: c.Version}
+	if r, ok := suppliers[c.SupplierID]; ok {
+		sm.Supplier = &Ref{ID: r.ID, Code: r.Code, Name: r.Name}
+	}
+	if c.ProjectID != nil {
+		if r, ok := projects[*c.ProjectID]; ok {
+			sm.Project = &Ref{ID: r.ID, Code: r.Code, Name: r.Name}
+		}
+	}
+	return sm
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func dedupe(ids []string) []string {
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// Get returns the detail of a contract the caller may see.
+func (s *Service) Get(ctx context.Context, p authn.Principal, id string) (Detail, error) {
+	c, def, err := s.visible(ctx, p, id)
+	if err != nil {
+		return Detail{}, err
+	}
+	return s.detail(ctx, p, c, def)
+}
+
+func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, def *workflowdesigner.Definition) (Detail, error) {
+	approvals, err := s.store.approvals(ctx, c.ID)
+	if err != nil {
+		return Detail{}, err
+	}
+	comments, err := s.store.comments(ctx, c.ID)
+	if err != nil {
+		return Detail{}, err
+	}
+	attachments, err := s.store.attachments(ctx, c.ID)
+	if err != nil {
+		return Detail{}, err
+	}
+	users := []string{c.DrafterID}
+	for _, a := range approvals {
+		if a.ApproverUserID != nil {
+			users = append(users, *a.ApproverUserID)
+		}
+	}
+	for _, cm := range comments {
+		users = append(users, cm.AuthorID)
+	}
+	for _, at := range attachments {
+		users = append(users, at.UploadedBy)
+	}
+	names, err := s.Directory.Names(ctx, dedupe(users))
+	if err != nil {
+		return Detail{}, err
+	}
+	suppliers, err := s.MasterData.Suppliers(ctx, []string{c.SupplierID})
+	if err != nil {
+		return Detail{}, err
+	}
+	var projectIDs []string
+	if c.ProjectID != nil {
+		projectIDs = []string{*c.ProjectID}
+	}
+	projects, err := s.MasterData.Projects(ctx, projectIDs)
+	if err != nil {
+		return Detail{}, err
+	}
+	d := Detail{Summary: summary(c, suppliers, projects, names),
+		TemplateID: c.TemplateID, SupplierID: c.SupplierID, ProjectID: c.ProjectID, DepartmentID: c.DepartmentID,
+		SLAWarningSent: c.SLAWarningSent, DraftData: json.RawMessage(c.DraftData), WorkflowDefinitionID: c.WorkflowDefinitionID,
+		PurchaseEvaluationID: c.PurchaseEvaluationID, BudgetLineID: c.BudgetLineID, Description: c.Description,
+		StartDate: c.StartDate, EndDate: c.EndDate, CreatedBy: c.CreatedBy, UpdatedAt: c.UpdatedAt.UTC(), UpdatedBy: c.UpdatedBy,
+		Approvals: []ApprovalDTO{}, Comments: []CommentDTO{}, Attachments: []AttachmentDTO{}, AllowedTransitions: []AllowedMoveDTO{}}
+	for _, a := range approvals {
+		dto := ApprovalDTO{ID: a.ID, FromPhase: a.FromPhase, ToPhase: a.ToPhase, Decision: a.Decision, Comment: a.Comment,
+			ApproverUserID: a.ApproverUserID, ApprovedAt: a.ApprovedAt.UTC()}
+		if a.ApproverUserID != nil {
+			n := names[*a.ApproverUserID]
+			dto.ApproverName = &n
+		}
+		d.Approvals = append(d.Approvals, dto)
+	}
+	for _, cm := range comments {
+		d.Comments = append(d.Comments, CommentDTO{ID: cm.ID, Phase: cm.Phase, Content: cm.Content, AuthorID: cm.AuthorID,
+			AuthorName: names[cm.AuthorID], CreatedAt: cm.CreatedAt.UTC()})
+	}
+	for _, at := range attachments {
+		d.Attachments = append(d.Attachments, attachmentDTO(at, names))
+	}
+	for _, t := range def.Allowed(c.Phase, actorOf(p), factsOf(c)) {
+		d.AllowedTransitions = append(d.AllowedTransitions, AllowedMoveDTO{ToPhase: t.To, Kind: string(t.Kind), CommentRequired: t.RequiresComment()})
+	}
+	return d, nil
+}
+
+func attachmentDTO(a Attachment, names map[string]string) AttachmentDTO {
+	return AttachmentDTO{ID: a.ID, FileName: a.FileName, Purpose: a.Purpose, Size: a.Size, ContentType: a.ContentType,
+		UploadedBy: a.UploadedBy, UploadedByName: names[a.UploadedBy], CreatedAt: a.CreatedAt.UTC()}
+}
+
+func actorOf(p authn.Principal) workflowdesigner.Actor {
+	return workflowdesigner.Actor{Roles: p.Roles, Admin: p.IsAdmin()}
+}
+
+func factsOf(c *Contract) workflowdesigner.Facts {
+	return workflowdesigner.Facts{FactBypass: c.BypassProcurementAndCCM}
+}
+
+// checkRefs validates the master-data references of a create or update.
+func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) error {
+	fields := apperr.Fields{}
+	check := func(field string, lookup func(context.Context, string) (masterdata.Ref, error), id string) error {
+		r, err := lookup(ctx, id)
+		if apperr.KindOf(err) == apperr.KindNotFound {
+			fields.Add(field, "No such record.")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !r.IsActive {
+			fields.Add(field, "The record is inactive.")
+		}
+		return nil
+	}
+	if err := check("SupplierId", s.MasterData.Supplier, in.SupplierID); err != nil {
+		return err
+	}
+	switch {
+	case in.ProjectID != nil:
+		if err := check("ProjectId", s.MasterData.Project, *in.ProjectID); err != nil {
+			return err
+		}
+	case !isFramework(in.ContractType):
+		fields.Add("ProjectId", "Is required for this contract type.")
+	}
+	if in.DepartmentID != nil {
+		if err := check("DepartmentId", s.MasterData.Department, *in.DepartmentID); err != nil {
+			return err
+		}
+	}
+	if in.StartDate != nil && in.EndDate != nil && *in.EndDate < *in.StartDate {
+		fields.Add("EndDate", "Must not be before StartDate.")
+	}
+	return fields.Err()
+}
+
+// draftJSON checks that draft data is a JSON object and returns its text.
+func draftJSON(raw json.RawMessage) (string, error) {
+	raw = json.RawMessage(bytes.TrimSpace(raw))
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}", nil
+	}
+	if raw[0] != '{' {
+		return "", apperr.FieldError("DraftData", "Must be a JSON object.")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "", apperr.FieldError("DraftData", "Must be a JSON object.")
+	}
+	return buf.String(), nil
+}
+
+// Create drafts a contract: it starts in the definition's initial phase,
+// pinned to the definition assigned to its type, with that phase's SLA.
+func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateRequest) (Detail, error) {
+	if err := httpx.Validate(in); err != nil {
+		return Detail{}, err
+	}
+	draft, err := draftJSON(in.DraftData)
+	if err != nil {
+		return Detail{}, err
+	}
+	if err := s.checkRefs(ctx, &in); err != nil {
+		return Detail{}, err
+	}
+	def, err := s.Workflows.ForDocumentType(ctx, documentType(in.ContractType))
+	if err != nil {
+		return Detail{}, err
+	}
+	now := s.now()
+	deadline := now.Add(def.SLA(def.InitialPhase))
+	currency := in.Currency
+	if currency == "" {
+		currency = "VND"
+	}
+	c := &Contract{ID: uuid.Must(uuid.NewV7()).String(), Title: strings.TrimSpace(in.Title), ContractType: in.ContractType,
+		TemplateID: in.TemplateID, SupplierID: in.SupplierID, ProjectID: in.ProjectID, DepartmentID: in.DepartmentID,
+		Value: in.Value, Currency: currency, BypassProcurementAndCCM: in.BypassProcurementAndCCM,
+		Phase: def.InitialPhase, SLADeadline: &deadline, DraftData: draft, DrafterID: p.UserID,
+		WorkflowDefinitionID: def.ID, PurchaseEvaluationID: in.PurchaseEvaluationID, BudgetLineID: in.BudgetLineID,
+		Description: in.Description, StartDate: in.StartDate, EndDate: in.EndDate, Version: 1,
+		CreatedAt: now, CreatedBy: &p.UserID, UpdatedAt: now, UpdatedBy: &p.UserID}
+	err = s.DB.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.create(ctx, c); err != nil {
+			return err
+		}
+		return s.Bus.Publish(ctx, Created{ContractID: c.ID, DrafterID: c.DrafterID, Value: c.Value, BudgetLineID: c.BudgetLineID})
+	})
+	if err != nil {
+		return Detail{}, err
+	}
+	return s.detail(ctx, p, c, def)
+}
+
+// Update changes a draft: only in the initial phase, by its drafter or Admin.
+func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in UpdateRequest) (Detail, error) {
+	c, def, err := s.visible(ctx, p, id)
+	if err != nil {
+		return Detail{}, err
+	}
+	if !p.IsAdmin() && c.DrafterID != p.UserID {
+		return Detail{}, apperr.Forbidden("Only the drafter or an administrator may edit a draft.")
+	}
+	if err := httpx.Validate(in); err != nil {
+		return Detail{}, err
+	}
+	draft, err := draftJSON(in.DraftData)
+	if err != nil {
+		return Detail{}, err
+	}
+	if c.Phase != def.InitialPhase {
+		return Detail{}, apperr.Conflict("not_editable", "Only a contract in "+def.InitialPhase+" can be edited.")
+	}
+	if in.Version != nil && *in.Version != c.Version {
+		return Detail{}, staleVersion()
+	}
+	if in.ContractType != c.ContractType {
+		return Detail{}, apperr.FieldError("ContractType", "Cannot change; create a new contract instead.")
+	}
+	if err := s.checkRefs(ctx, &in.CreateRequest); err != nil {
+		return Detail{}, err
+	}
+	currency := in.Currency
+	if currency == "" {
+		currency = c.Currency
+	}
+	cols := map[string]any{"title": strings.TrimSpace(in.Title), "template_id": in.TemplateID, "supplier_id": in.SupplierID,
+		"project_id": in.ProjectID, "department_id": in.DepartmentID, "value": in.Value, "currency": currency,
+		"bypass_procurement_and_ccm": in.BypassProcurementAndCCM, "draft_data": draft,
+		"purchase_evaluation_id": in.PurchaseEvaluationID, "budget_line_id": in.BudgetLineID, "description": in.Description,
+		"start_date": in.StartDate, "end_date": in.EndDate, "updated_at": s.now(), "updated_by": p.UserID}
+	ok, err := s.store.update(ctx, c.ID, c.Version, cols)
+	if err != nil {
+		return Detail{}, err
+	}
+	if !ok {
+		return Detail{}, staleVersion()
+	}
+	return s.Get(ctx, p, id)
+}
+
+func staleVersion() *apperr.Error {
+	return apperr.Conflict("stale_version", "The contract was changed by someone else; reload it and try again.")
+}
+
+// Delete soft-deletes a contract that has not reached DangKiemTraCCM.
+func (s *Service) Delete(ctx context.Context, p authn.Principal, id string) error {
+	c, _, err := s.visible(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(undeletable, c.Phase) {
+		return apperr.Conflict("not_deletable", "A contract in "+c.Phase+" can no longer be deleted.")
+	}
+	now := s.now()
+	return s.DB.InTx(ctx, func(ctx context.Context) error {
+		ok, err := s.store.update(ctx, c.ID, c.Version, map[string]any{"deleted_at": now, "deleted_by": p.UserID,
+			"updated_at": now, "updated_by": p.UserID})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return staleVersion()
+		}
+		return s.Bus.Publish(ctx, Deleted{ContractID: c.ID, BudgetLineID: c.BudgetLineID, Value: c.Value})
+	})
+}
+
+// AddComment posts to the thread, recording the current phase.
+func (s *Service) AddComment(ctx context.Context, p authn.Principal, id string, in CommentRequest) (CommentDTO, error) {
+	c, _, err := s.visible(ctx, p, id)
+	if err != nil {
+		return CommentDTO{}, err
+	}
+	in.Content = strings.TrimSpace(in.Content)
+	if err := httpx.Validate(in); err != nil {
+		return CommentDTO{}, err
+	}
+	cm := Comment{ID: uuid.Must(uuid.NewV7()).String(), ContractID: c.ID, Phase: c.Phase, Content: in.Content,
+		AuthorID: p.UserID, CreatedAt: s.now()}
+	err = s.DB.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.insert(ctx, &cm); err != nil {
+			return err
+		}
+		return s.Bus.Publish(ctx, Commented{ContractID: c.ID, CommentID: cm.ID, AuthorID: p.UserID, DrafterID: c.DrafterID, Phase: c.Phase})
+	})
+	if err != nil {
+		return CommentDTO{}, err
+	}
+	return CommentDTO{ID: cm.ID, Phase: cm.Phase, Content: cm.Content, AuthorID: cm.AuthorID, AuthorName: p.Name, CreatedAt: cm.CreatedAt.UTC()}, nil
+}
+
+// VetoMasterDataDelete refuses deleting a supplier, project or department a
+// live contract references (masterdata publishes the deletion in its
+// transaction).
+func (s *Service) VetoMasterDataDelete(ctx context.Context, e events.Event) error {
+	d := e.(masterdata.Deleted)
+	column := map[masterdata.Kind]string{masterdata.KindSupplier: "supplier_id", masterdata.KindProject: "project_id",
+		masterdata.KindDepartment: "department_id"}[d.Kind]
+	if column == "" {
+		return nil
+	}
+	used, err := s.store.referencing(ctx, column, d.ID)
+	if err != nil || !used {
+		return err
+	}
+	return masterdata.InUse("A live contract references this " + string(d.Kind) + ".")
+}

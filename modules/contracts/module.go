@@ -1,0 +1,107 @@
+package contracts
+
+import (
+	"context"
+	_ "embed"
+
+	"github.com/contractflow/contractflow/modules/contracts/internal/core"
+	"github.com/contractflow/contractflow/modules/identity"
+	"github.com/contractflow/contractflow/modules/masterdata"
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"github.com/contractflow/contractflow/platform/events"
+	"github.com/contractflow/contractflow/platform/httpx"
+	"github.com/contractflow/contractflow/platform/kernel"
+	"github.com/contractflow/contractflow/platform/migrate"
+	"github.com/contractflow/contractflow/platform/scheduler"
+)
+
+func init() { kernel.Register(func() kernel.Module { return New() }) }
+
+// New returns an unprovisioned contracts module with default configuration.
+func New() *Module { return &Module{cfg: core.DefaultConfig()} }
+
+// Module is the contracts module.
+type Module struct {
+	cfg      *core.Config
+	svc      *core.Service
+	maxBytes int64
+}
+
+var (
+	_ kernel.Configurer      = (*Module)(nil)
+	_ kernel.Migrator        = (*Module)(nil)
+	_ kernel.Provisioner     = (*Module)(nil)
+	_ kernel.RouteProvider   = (*Module)(nil)
+	_ kernel.MenuProvider    = (*Module)(nil)
+	_ kernel.JobProvider     = (*Module)(nil)
+	_ kernel.EventDeclarer   = (*Module)(nil)
+	_ kernel.OpenAPIProvider = (*Module)(nil)
+)
+
+// Info names the module and what it needs.
+func (*Module) Info() kernel.Info {
+	return kernel.Info{Name: "contracts", Requires: []string{"identity", "masterdata", "workflowdesigner"}}
+}
+
+// ConfigSection owns the sla.* keys.
+func (m *Module) ConfigSection() (string, any) { return "sla", m.cfg }
+
+// Migrations creates the contract tables.
+func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
+
+// Provision wires the service to the workflow engine, master data and the
+// directory, registers the contract kind and vetoes deleting master data
+// that live contracts use.
+func (m *Module) Provision(_ context.Context, app *kernel.App) error {
+	if err := m.cfg.Validate(); err != nil {
+		return err
+	}
+	wf, err := kernel.Need[workflowdesigner.Engine](app)
+	if err != nil {
+		return err
+	}
+	md, err := kernel.Need[masterdata.Lookup](app)
+	if err != nil {
+		return err
+	}
+	dir, err := kernel.Need[identity.Directory](app)
+	if err != nil {
+		return err
+	}
+	wf.RegisterKind(core.Kind())
+	m.maxBytes = int64(app.Config.Uploads.MaxBytes)
+	m.svc = core.New(core.Deps{DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
+		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location, Config: *m.cfg})
+	app.Bus.Subscribe(masterdata.TopicDeleted, events.InTx, m.svc.VetoMasterDataDelete)
+	return nil
+}
+
+// Routes declares the contract endpoints.
+func (m *Module) Routes(r *httpx.Routes) { m.svc.Routes(r, m.maxBytes) }
+
+// Menus declares the Dashboard and Contracts menu keys.
+func (*Module) Menus() []kernel.Menu {
+	return []kernel.Menu{
+		{Key: "Dashboard", Title: "Dashboard", Path: "/", Order: 0},
+		{Key: "Contracts", Title: "Contracts", Path: "/contracts", Order: 10},
+	}
+}
+
+// Jobs runs the SLA job.
+func (m *Module) Jobs() []scheduler.Job {
+	return []scheduler.Job{{Name: "contracts.sla", Interval: m.cfg.JobInterval, FirstDelay: m.cfg.FirstRunDelay, Run: m.svc.RunSLA}}
+}
+
+// Events lists the topics the module publishes and consumes.
+func (*Module) Events() kernel.Events {
+	return kernel.Events{
+		Publishes: []string{core.TopicCreated, core.TopicTransitioned, core.TopicDeleted, core.TopicCommented, core.TopicSLAWarning},
+		Consumes:  []string{masterdata.TopicDeleted},
+	}
+}
+
+//go:embed openapi.yaml
+var openapiFragment []byte
+
+// OpenAPI documents the contract endpoints.
+func (*Module) OpenAPI() []byte { return openapiFragment }

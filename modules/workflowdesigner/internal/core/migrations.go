@@ -1,0 +1,55 @@
+package core
+
+import "github.com/contractflow/contractflow/platform/migrate"
+
+// Migrations are frozen: append new ones, never edit these.
+func Migrations() []migrate.Migration {
+	return []migrate.Migration{{Version: 1, Name: "workflow definitions, steps, transitions, assignments", Up: migrate.SQL(
+		`CREATE TABLE workflow_definitions (
+			id VARCHAR(36) PRIMARY KEY,
+			def_key VARCHAR(64) NOT NULL,
+			version INTEGER NOT NULL,
+			document_kind VARCHAR(32) NOT NULL,
+			name VARCHAR(200) NOT NULL,
+			status VARCHAR(16) NOT NULL,
+			initial_phase VARCHAR(32) NOT NULL,
+			created_at TIMESTAMP NOT NULL,
+			created_by VARCHAR(36) NULL,
+			updated_at TIMESTAMP NOT NULL,
+			updated_by VARCHAR(36) NULL,
+			published_at TIMESTAMP NULL,
+			UNIQUE (def_key, version))`,
+		`CREATE INDEX ix_workflow_definitions_kind ON workflow_definitions (document_kind, status)`,
+		`CREATE TABLE workflow_steps (
+			id VARCHAR(36) PRIMARY KEY,
+			definition_id VARCHAR(36) NOT NULL REFERENCES workflow_definitions (id) ON DELETE CASCADE,
+			phase VARCHAR(32) NOT NULL,
+			sla_hours INTEGER NOT NULL,
+			is_terminal BOOLEAN NOT NULL,
+			sort_order INTEGER NOT NULL,
+			UNIQUE (definition_id, phase))`,
+		`CREATE TABLE workflow_step_approvers (
+			step_id VARCHAR(36) NOT NULL REFERENCES workflow_steps (id) ON DELETE CASCADE,
+			role VARCHAR(50) NOT NULL,
+			PRIMARY KEY (step_id, role))`,
+		`CREATE TABLE workflow_transitions (
+			id VARCHAR(36) PRIMARY KEY,
+			definition_id VARCHAR(36) NOT NULL REFERENCES workflow_definitions (id) ON DELETE CASCADE,
+			from_phase VARCHAR(32) NOT NULL,
+			to_phase VARCHAR(32) NOT NULL,
+			kind VARCHAR(16) NOT NULL,
+			guard VARCHAR(64) NULL,
+			is_normal BOOLEAN NOT NULL,
+			sort_order INTEGER NOT NULL)`,
+		`CREATE INDEX ix_workflow_transitions_definition ON workflow_transitions (definition_id)`,
+		`CREATE TABLE workflow_transition_roles (
+			transition_id VARCHAR(36) NOT NULL REFERENCES workflow_transitions (id) ON DELETE CASCADE,
+			role VARCHAR(50) NOT NULL,
+			PRIMARY KEY (transition_id, role))`,
+		`CREATE TABLE workflow_type_assignments (
+			document_type VARCHAR(64) PRIMARY KEY,
+			definition_id VARCHAR(36) NOT NULL REFERENCES workflow_definitions (id),
+			updated_at TIMESTAMP NOT NULL,
+			updated_by VARCHAR(36) NULL)`,
+	)}}
+}

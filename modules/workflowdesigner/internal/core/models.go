@@ -1,0 +1,73 @@
+package core
+
+import "time"
+
+type definitionRow struct {
+	ID           string
+	DefKey       string
+	Version      int
+	DocumentKind string
+	Name         string
+	Status       string
+	InitialPhase string
+	CreatedAt    time.Time
+	CreatedBy    *string
+	UpdatedAt    time.Time
+	UpdatedBy    *string
+	PublishedAt  *time.Time
+}
+
+func (definitionRow) TableName() string { return "workflow_definitions" }
+
+type stepRow struct {
+	ID           string
+	DefinitionID string
+	Phase        string
+	SLAHours     int `gorm:"column:sla_hours"`
+	IsTerminal   bool
+	SortOrder    int
+}
+
+func (stepRow) TableName() string { return "workflow_steps" }
+
+type stepApproverRow struct {
+	StepID string
+	Role   string
+}
+
+func (stepApproverRow) TableName() string { return "workflow_step_approvers" }
+
+type transitionRow struct {
+	ID           string
+	DefinitionID string
+	FromPhase    string
+	ToPhase      string
+	Kind         string
+	Guard        *string
+	IsNormal     bool
+	SortOrder    int
+}
+
+func (transitionRow) TableName() string { return "workflow_transitions" }
+
+type transitionRoleRow struct {
+	TransitionID string
+	Role         string
+}
+
+func (transitionRoleRow) TableName() string { return "workflow_transition_roles" }
+
+type assignmentRow struct {
+	DocumentType string `gorm:"primaryKey"`
+	DefinitionID string
+	UpdatedAt    time.Time
+	UpdatedBy    *string
+}
+
+func (assignmentRow) TableName() string { return "workflow_type_assignments" }
+
+// Definition statuses.
+const (
+	statusDraft     = "draft"
+	statusPublished = "published"
+)

@@ -1,0 +1,141 @@
+// Package core implements the workflow designer module: definitions stored
+// as data, their seeding, and the Engine other modules move documents with.
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
+	"github.com/contractflow/contractflow/platform/apperr"
+	"github.com/contractflow/contractflow/platform/clock"
+	"github.com/contractflow/contractflow/platform/db"
+)
+
+// Service stores definitions and serves them to the engine's users.
+type Service struct {
+	db    *db.DB
+	store *store
+	clock clock.Clock
+
+	mu    sync.RWMutex
+	kinds map[string]engine.Kind
+	// Published definitions never change, so they are cached for good.
+	cache sync.Map // id → *engine.Definition
+}
+
+// New returns the service.
+func New(database *db.DB, clk clock.Clock) *Service {
+	return &Service{db: database, store: &store{db: database}, clock: clk, kinds: map[string]engine.Kind{}}
+}
+
+// RegisterKind declares a document kind; owners call it at provision,
+// before the seed step creates the kind's default definitions.
+func (s *Service) RegisterKind(k engine.Kind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kinds[k.Name] = k
+}
+
+// Definition returns a definition by id.
+func (s *Service) Definition(ctx context.Context, id string) (*engine.Definition, error) {
+	if d, ok := s.cache.Load(id); ok {
+		return d.(*engine.Definition), nil
+	}
+	d, err := s.store.load(ctx, id)
+	if db.IsNotFound(err) {
+		return nil, apperr.NotFound("Workflow definition")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load workflow definition %s: %w", id, err)
+	}
+	if d.Published {
+		s.cache.Store(id, d)
+	}
+	return d, nil
+}
+
+// ForDocumentType returns the published definition assigned to a document
+// type; new documents pin it.
+func (s *Service) ForDocumentType(ctx context.Context, documentType string) (*engine.Definition, error) {
+	id, err := s.store.assignment(ctx, documentType)
+	if db.IsNotFound(err) {
+		return nil, apperr.Conflict("invalid_transition", fmt.Sprintf("No workflow is assigned to %s.", documentType))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.Definition(ctx, id)
+}
+
+// Published returns every published definition of a kind: the ones
+// documents may be pinned to.
+func (s *Service) Published(ctx context.Context, kind string) ([]*engine.Definition, error) {
+	ids, err := s.store.publishedIDs(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*engine.Definition, 0, len(ids))
+	for _, id := range ids {
+		d, err := s.Definition(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Seed creates each registered kind's default definitions as published
+// version 1 (when no version of their key exists) and assigns them to the
+// document types that have no assignment. Running it twice changes nothing.
+func (s *Service) Seed(ctx context.Context) error {
+	s.mu.RLock()
+	kinds := make([]engine.Kind, 0, len(s.kinds))
+	for _, k := range s.kinds {
+		kinds = append(kinds, k)
+	}
+	s.mu.RUnlock()
+	return s.db.InTx(ctx, func(ctx context.Context) error {
+		for _, k := range kinds {
+			for _, def := range k.Defaults {
+				if err := s.seedDefault(ctx, k, def); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Service) seedDefault(ctx context.Context, k engine.Kind, def engine.Default) error {
+	if problems := engine.Validate(def.Spec, k.Phases); len(problems) > 0 {
+		return fmt.Errorf("default workflow %s is invalid: %s", def.Spec.Key, strings.Join(problems, "; "))
+	}
+	now := s.now()
+	row, err := s.store.definitionByKey(ctx, def.Spec.Key)
+	switch {
+	case db.IsNotFound(err):
+		row = &definitionRow{ID: uuid.Must(uuid.NewV7()).String(), DefKey: def.Spec.Key, Version: 1, DocumentKind: k.Name,
+			Name: def.Spec.Name, Status: statusPublished, InitialPhase: def.Spec.InitialPhase,
+			CreatedAt: now, UpdatedAt: now, PublishedAt: &now}
+		if err := s.store.insert(ctx, *row, def.Spec); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	for _, t := range def.AssignTo {
+		if err := s.store.assignIfMissing(ctx, assignmentRow{DocumentType: t, DefinitionID: row.ID, UpdatedAt: now}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) now() time.Time { return s.clock.Now() }
