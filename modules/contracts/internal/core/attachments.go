@@ -256,4 +256,3 @@ func (s *Service) exportData(ctx context.Context, c *Contract) (map[string]any, 
 	}
 	return data, nil
 }
-

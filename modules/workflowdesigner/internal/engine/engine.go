@@ -151,7 +151,9 @@ func (d *Definition) NonTerminalPhases() []string {
 	return out
 }
 
-func intersects(a, b []string) bool { return slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) }) }
+func intersects(a, b []string) bool {
+	return slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) })
+}
 
 // holds evaluates a guard against facts; an empty guard always holds.
 func holds(guard string, facts Facts) bool {
