@@ -4,7 +4,43 @@
 // events.InTx and returns an error; notifications subscribe after commit.
 package contracts
 
-import "github.com/contractflow/contractflow/modules/contracts/internal/core"
+import (
+	"context"
+	"time"
+
+	"github.com/contractflow/contractflow/modules/contracts/internal/core"
+)
+
+// Query is how other modules (reports) read contracts: aggregates computed
+// by the database and exports streamed page by page. Obtain it with
+// kernel.Need[contracts.Query].
+type Query interface {
+	// PhaseTotals groups the live contracts by phase.
+	PhaseTotals(ctx context.Context, now time.Time) ([]PhaseTotal, error)
+	// PublishedBetween counts live contracts that entered DaPhatHanh in [from, to).
+	PublishedBetween(ctx context.Context, from, to time.Time) (int64, error)
+	// Top ranks "supplier" or "project" by the value of live, not rejected contracts.
+	Top(ctx context.Context, by string, n int) ([]GroupTotal, error)
+	// CreatedIn totals live contracts created in each [bounds[i], bounds[i+1]).
+	CreatedIn(ctx context.Context, bounds []time.Time) ([]PeriodTotal, error)
+	// Export hands the matching live contracts to fn, a page at a time, oldest first.
+	Export(ctx context.Context, f ExportFilter, fn func([]ExportRow) error) error
+}
+
+// Reporting types.
+type (
+	PhaseTotal   = core.PhaseTotal
+	GroupTotal   = core.GroupTotal
+	PeriodTotal  = core.PeriodTotal
+	ExportFilter = core.ExportFilter
+	ExportRow    = core.ExportRow
+)
+
+// Phases lists the nine phases in workflow order; TerminalPhases the two ends.
+var (
+	Phases         = core.Phases
+	TerminalPhases = core.TerminalPhases
+)
 
 // Events published by the module.
 type (

@@ -36,6 +36,7 @@ var (
 	_ kernel.JobProvider     = (*Module)(nil)
 	_ kernel.EventDeclarer   = (*Module)(nil)
 	_ kernel.OpenAPIProvider = (*Module)(nil)
+	_ Query                  = (*core.Service)(nil)
 )
 
 // Info names the module and what it needs.
@@ -73,18 +74,16 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	m.svc = core.New(core.Deps{DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
 		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location, Config: *m.cfg})
 	app.Bus.Subscribe(masterdata.TopicDeleted, events.InTx, m.svc.VetoMasterDataDelete)
+	kernel.Provide[Query](app, m.svc)
 	return nil
 }
 
 // Routes declares the contract endpoints.
 func (m *Module) Routes(r *httpx.Routes) { m.svc.Routes(r, m.maxBytes) }
 
-// Menus declares the Dashboard and Contracts menu keys.
+// Menus declares the Contracts menu key.
 func (*Module) Menus() []kernel.Menu {
-	return []kernel.Menu{
-		{Key: "Dashboard", Title: "Dashboard", Path: "/", Order: 0},
-		{Key: "Contracts", Title: "Contracts", Path: "/contracts", Order: 10},
-	}
+	return []kernel.Menu{{Key: "Contracts", Title: "Contracts", Path: "/contracts", Order: 10}}
 }
 
 // Jobs runs the SLA job.

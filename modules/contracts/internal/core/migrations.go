@@ -76,5 +76,11 @@ func Migrations() []migrate.Migration {
 		`CREATE TABLE contract_code_sequences (
 			prefix VARCHAR(64) PRIMARY KEY,
 			last_seq INTEGER NOT NULL)`,
+	)}, {Version: 2, Name: "covering indexes of the reporting aggregates", Up: migrate.SQL(
+		`CREATE INDEX ix_contracts_phase_totals ON contracts (phase, value, sla_deadline) WHERE deleted_at IS NULL`,
+		`CREATE INDEX ix_contracts_supplier_value ON contracts (supplier_id, phase, value) WHERE deleted_at IS NULL`,
+		`CREATE INDEX ix_contracts_project_value ON contracts (project_id, phase, value) WHERE deleted_at IS NULL`,
+		`CREATE INDEX ix_contracts_created_value ON contracts (created_at, value) WHERE deleted_at IS NULL`,
+		`CREATE INDEX ix_contract_approvals_to_phase ON contract_approvals (to_phase, approved_at)`,
 	)}}
 }
