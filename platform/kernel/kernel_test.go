@@ -167,6 +167,44 @@ func TestStartupErrors(t *testing.T) {
 	}
 }
 
+// A module that uses another optionally starts after it when both are
+// compiled in, and starts alone when the other is disabled or absent.
+func TestUsesOrdersWithoutRequiring(t *testing.T) {
+	user := func() kernel.Module { return usesModule{} }
+	helper := func() kernel.Module { return named{name: "omega"} }
+	cases := []struct {
+		name    string
+		modules []kernel.Factory
+		set     map[string]any
+		want    []string
+	}{
+		{name: "after the used module, although it sorts first", modules: []kernel.Factory{user, helper}, want: []string{"omega", "alpha"}},
+		{name: "used module disabled", modules: []kernel.Factory{user, helper}, set: map[string]any{"modules.omega.enabled": false}, want: []string{"alpha"}},
+		{name: "used module not compiled in", modules: []kernel.Factory{user}, want: []string{"alpha"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := testkit.Isolated(t, "sqlite")
+			for k, v := range tc.set {
+				set[k] = v
+			}
+			k, err := kernel.New(kernel.Options{Modules: tc.modules, Set: set, Environ: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer k.Close(context.Background())
+			if got := k.Enabled(); !slices.Equal(got, tc.want) {
+				t.Errorf("enabled %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// usesModule sorts before the module it uses, so only Uses can put it after.
+type usesModule struct{}
+
+func (usesModule) Info() kernel.Info { return kernel.Info{Name: "alpha", Uses: []string{"omega"}} }
+
 func TestGuardedRouteWithoutGuardFailsAtStart(t *testing.T) {
 	_, mods := newTestModules(false)
 	k, err := kernel.New(kernel.Options{Modules: mods, Set: testkit.Isolated(t, "sqlite"), Environ: []string{}})
