@@ -156,8 +156,13 @@ func (s *Service) SavePermission(ctx context.Context, actor authn.Principal, in 
 	return PermissionDTO{Role: in.Role, MenuKey: in.MenuKey, CanRead: f.Read, CanCreate: f.Create, CanUpdate: f.Update, CanDelete: f.Delete}, nil
 }
 
-// loadPolicies rebuilds the enforcer from the Permission rows.
+// loadPolicies rebuilds the enforcer from the Permission rows. Loads run one
+// at a time, each reading the rows inside the lock: a load that read the rows
+// before a change committed can then never be applied after the load that
+// read the change (the syncer and a local change may reload together).
 func (s *Service) loadPolicies(ctx context.Context) error {
+	s.policyMu.Lock()
+	defer s.policyMu.Unlock()
 	rows, err := s.store.permissions(ctx, "")
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ type UserDTO struct {
 	LockoutEnd *time.Time `json:"lockoutEnd"`
 	CreatedAt  time.Time  `json:"createdAt"`
 	Roles      []string   `json:"roles"`
+	Version    int        `json:"version"` // send it back on PUT to detect concurrent changes
 }
 
 // TokenResponse answers login and refresh.

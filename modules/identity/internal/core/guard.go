@@ -58,8 +58,9 @@ func (g Guard) Handler(a httpx.Access) fiber.Handler {
 }
 
 func (s *Service) authenticate(ctx context.Context, header string) (authn.Principal, error) {
-	raw, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || strings.TrimSpace(raw) == "" {
+	// The scheme name is case-insensitive (RFC 9110 §11.1).
+	scheme, raw, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
 		return authn.Principal{}, tokenInvalid("Sign in and send the access token as Authorization: Bearer <token>.")
 	}
 	claims, err := s.tokens.Parse(strings.TrimSpace(raw))

@@ -1,8 +1,11 @@
 package core
 
 import (
+	"fmt"
+
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/httpx"
 )
@@ -78,6 +81,9 @@ func (h handlers) listUsers(c *fiber.Ctx) error {
 	f := userFilter{Search: req.Search, IsActive: active, Role: c.Query("role")}
 	if f.Role != "" {
 		if _, err := h.svc.roleIDs(c.UserContext(), []string{f.Role}); err != nil {
+			if apperr.KindOf(err) == apperr.KindValidation {
+				return apperr.FieldError("Role", fmt.Sprintf("Unknown role %q.", f.Role))
+			}
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,7 @@ type Service struct {
 	tokens     *authn.Tokens
 	refreshTTL time.Duration
 	enforcer   *authz.Enforcer
+	policyMu   sync.Mutex    // serialises loadPolicies
 	menus      []kernel.Menu // declared by the enabled modules
 	cache      *userCache
 	sync       *syncer
@@ -84,7 +86,7 @@ func (s *Service) dto(u *User, roles []string) UserDTO {
 		roles = []string{}
 	}
 	d := UserDTO{ID: u.ID, Email: u.Email, FullName: u.FullName, IsActive: u.IsActive,
-		IsLocked: s.isLocked(u), CreatedAt: u.CreatedAt.UTC(), Roles: roles}
+		IsLocked: s.isLocked(u), CreatedAt: u.CreatedAt.UTC(), Roles: roles, Version: u.Version}
 	if d.IsLocked {
 		end := u.LockoutEnd.UTC()
 		d.LockoutEnd = &end
@@ -185,6 +187,9 @@ func (s *Service) roleIDs(ctx context.Context, names []string) ([]string, error)
 
 // CreateUser adds an account and returns its id.
 func (s *Service) CreateUser(ctx context.Context, actor authn.Principal, in CreateUserRequest) (string, error) {
+	// Trimmed before the rules run: " a@b.c " is a valid address, and a
+	// name of spaces is no name.
+	in.Email, in.FullName = strings.TrimSpace(in.Email), strings.TrimSpace(in.FullName)
 	if err := httpx.Validate(in); err != nil {
 		return "", err
 	}
@@ -201,8 +206,8 @@ func (s *Service) CreateUser(ctx context.Context, actor authn.Principal, in Crea
 	}
 	now := s.now()
 	u := &User{
-		ID: uuid.Must(uuid.NewV7()).String(), Email: strings.TrimSpace(in.Email), NormalizedEmail: normalizeEmail(in.Email),
-		FullName: strings.TrimSpace(in.FullName), PasswordHash: hash, IsActive: true, SecurityStamp: uuid.NewString(),
+		ID: uuid.Must(uuid.NewV7()).String(), Email: in.Email, NormalizedEmail: normalizeEmail(in.Email),
+		FullName: in.FullName, PasswordHash: hash, IsActive: true, SecurityStamp: uuid.NewString(),
 		LockoutEnabled: s.cfg.Lockout.AllowedForNewUsers, CreatedAt: now, CreatedBy: &actor.UserID,
 		UpdatedAt: now, UpdatedBy: &actor.UserID, Version: 1,
 	}
@@ -216,33 +221,39 @@ func (s *Service) CreateUser(ctx context.Context, actor authn.Principal, in Crea
 	return u.ID, nil
 }
 
-// UpdateUser changes the name and active flag. Disabling revokes the user's
-// refresh tokens, and the guard refuses their access tokens at once.
+// UpdateUser changes the name and active flag. Disabling gives the user a
+// new security stamp: their refresh tokens are revoked and the guard refuses
+// their access tokens at once, and still after the account is enabled again.
 func (s *Service) UpdateUser(ctx context.Context, actor authn.Principal, id string, in UpdateUserRequest) (UserDTO, error) {
 	u, err := s.getUser(ctx, id)
 	if err != nil {
 		return UserDTO{}, err
 	}
+	in.FullName = strings.TrimSpace(in.FullName)
 	if err := httpx.Validate(in); err != nil {
 		return UserDTO{}, err
 	}
 	if !*in.IsActive && id == actor.UserID {
 		return UserDTO{}, apperr.BadRequest("cannot_disable_self", "You cannot disable your own account.")
 	}
-	if in.Version != nil && *in.Version != u.Version {
-		return UserDTO{}, staleVersion()
-	}
 	now := s.now()
 	err = s.db.InTx(ctx, func(ctx context.Context) error {
-		cols := map[string]any{"full_name": strings.TrimSpace(in.FullName), "is_active": *in.IsActive,
+		cols := map[string]any{"full_name": in.FullName, "is_active": *in.IsActive,
 			"updated_at": now, "updated_by": actor.UserID}
-		if err := s.store.updateUser(ctx, id, cols); err != nil {
-			return err
-		}
 		if u.IsActive && !*in.IsActive {
+			cols["security_stamp"] = uuid.NewString()
 			if err := s.store.revokeUserTokens(ctx, id, now); err != nil {
 				return err
 			}
+		}
+		// Compare-and-set on the version the client sent, so of two writers
+		// holding the same version exactly one wins.
+		ok, err := s.store.updateUserAt(ctx, id, in.Version, cols)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return staleVersion()
 		}
 		return s.usersChanged(ctx, id)
 	})

@@ -100,8 +100,20 @@ func (s *store) createUser(ctx context.Context, u *User, roleIDs []string) error
 // updateUser writes exactly the given columns (never relying on GORM to skip
 // zero values) and bumps the row version.
 func (s *store) updateUser(ctx context.Context, id string, cols map[string]any) error {
+	_, err := s.updateUserAt(ctx, id, nil, cols)
+	return err
+}
+
+// updateUserAt is updateUser on the condition that the row still has
+// version (when given); it reports whether the row was updated.
+func (s *store) updateUserAt(ctx context.Context, id string, version *int, cols map[string]any) (bool, error) {
 	cols["version"] = gorm.Expr("version + 1")
-	return s.conn(ctx).Model(&User{}).Where("id = ?", id).Updates(cols).Error
+	q := s.conn(ctx).Model(&User{}).Where("id = ?", id)
+	if version != nil {
+		q = q.Where("version = ?", *version)
+	}
+	res := q.Updates(cols)
+	return res.RowsAffected == 1, res.Error
 }
 
 func (s *store) setRoles(ctx context.Context, userID string, roleIDs []string) error {

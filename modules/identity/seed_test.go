@@ -1,0 +1,322 @@
+package identity_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/contractflow/contractflow/modules/identity"
+	"github.com/contractflow/contractflow/modules/identity/identitytest"
+	"github.com/contractflow/contractflow/platform/kernel"
+	"github.com/contractflow/contractflow/platform/testkit"
+)
+
+func TestSeededRolesAdminAndMenus(t *testing.T) {
+	t.Parallel()
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		app := start(t, driver)
+		admin := signIn(t, app, identitytest.AdminEmail, identitytest.AdminPassword)
+
+		t.Run("the administrator exists with the Admin role", func(t *testing.T) {
+			if got := admin.User.Roles; len(got) != 1 || got[0] != identity.RoleAdmin {
+				t.Errorf("administrator roles %v, want [Admin]", got)
+			}
+			if admin.User.Email != identitytest.AdminEmail || !admin.User.IsActive || admin.User.IsLocked {
+				t.Errorf("administrator %+v", admin.User)
+			}
+		})
+
+		t.Run("twelve roles with their codes", func(t *testing.T) {
+			r := get(app, "/api/roles", admin.AccessToken)
+			expect(t, r, 200, "")
+			var roles []struct {
+				ID, Name, Description string
+				Code                  *string
+			}
+			r.JSON(t, &roles)
+			var names []string
+			codes := map[string]string{}
+			for _, role := range roles {
+				names = append(names, role.Name)
+				if role.Code != nil {
+					codes[role.Name] = *role.Code
+				}
+				if role.Description == "" {
+					t.Errorf("role %s has no description", role.Name)
+				}
+			}
+			mustEqualSet(t, "role names", names, allRoles)
+			want := map[string]string{"Procurement": "PRO", "CostControl": "CCM", "Finance": "FIN", "Accounting": "ACT", "Equipment": "EQU"}
+			if len(codes) != len(want) {
+				t.Errorf("roles with codes %v, want %v", codes, want)
+			}
+			for name, code := range want {
+				if codes[name] != code {
+					t.Errorf("role %s has code %q, want %q", name, codes[name], code)
+				}
+			}
+		})
+
+		t.Run("any signed-in user may list roles, nobody else", func(t *testing.T) {
+			expect(t, get(app, "/api/roles", identitytest.Token(t, app, identity.RoleDrafter)), 200, "")
+			expect(t, get(app, "/api/roles", ""), 401, "token_invalid")
+		})
+
+		t.Run("twelve menu entries as a tree", func(t *testing.T) {
+			r := get(app, "/api/menus", admin.AccessToken)
+			expect(t, r, 200, "")
+			var tree []menuNode
+			r.JSON(t, &tree)
+			mustEqualSet(t, "menu keys", flatten(tree), allMenuKeys)
+			parents := map[string]string{}
+			var walk func(parent string, nodes []menuNode)
+			walk = func(parent string, nodes []menuNode) {
+				for _, n := range nodes {
+					parents[n.Key] = parent
+					if n.Permissions != (flags{true, true, true, true}) {
+						t.Errorf("menu %s shows %s, want every flag (the whole tree)", n.Key, fmtFlags(n.Permissions))
+					}
+					if n.Children == nil {
+						t.Errorf("menu %s: children is null, want an array", n.Key)
+					}
+					walk(n.Key, n.Children)
+				}
+			}
+			walk("", tree)
+			if parents["Forms"] != "Contracts" || parents["Permissions"] != "Users" {
+				t.Errorf("Forms under %q and Permissions under %q, want Contracts and Users", parents["Forms"], parents["Permissions"])
+			}
+			for _, k := range []string{"Dashboard", "Contracts", "Users", "Workflows"} {
+				if parents[k] != "" {
+					t.Errorf("menu %s is under %s, want a root", k, parents[k])
+				}
+			}
+		})
+
+		t.Run("Admin holds every flag and the other roles hold DESIGN's table", func(t *testing.T) {
+			for _, role := range allRoles {
+				r := get(app, "/api/permissions?role="+role, admin.AccessToken)
+				expect(t, r, 200, "")
+				var rows []permissionRow
+				r.JSON(t, &rows)
+				var keys []string
+				for _, row := range rows {
+					keys = append(keys, row.MenuKey)
+					if row.Role != role {
+						t.Errorf("asked for %s, got a row of %s", role, row.Role)
+					}
+					if want := designFlags(role, row.MenuKey); row.flags() != want {
+						t.Errorf("%s on %s: %s, want %s", role, row.MenuKey, fmtFlags(row.flags()), fmtFlags(want))
+					}
+				}
+				mustEqualSet(t, role+" menu keys", keys, allMenuKeys)
+			}
+			r := get(app, "/api/permissions", admin.AccessToken)
+			expect(t, r, 200, "")
+			var all []permissionRow
+			r.JSON(t, &all)
+			if len(all) != 12*12 {
+				t.Errorf("%d permission rows for all roles, want 144", len(all))
+			}
+		})
+
+		t.Run("a Drafter's menu is exactly the keys the table lets Drafter read", func(t *testing.T) {
+			r := get(app, "/api/menus/me", identitytest.Token(t, app, identity.RoleDrafter))
+			expect(t, r, 200, "")
+			var tree []menuNode
+			r.JSON(t, &tree)
+			var want []string
+			for key, letters := range designTable["Drafter"] {
+				if strings.Contains(letters, "R") {
+					want = append(want, key)
+				}
+			}
+			mustEqualSet(t, "Drafter's menu", flatten(tree), want)
+			for _, n := range tree {
+				if n.Permissions != designFlags("Drafter", n.Key) {
+					t.Errorf("menu %s shows %s, want %s", n.Key, fmtFlags(n.Permissions), fmtFlags(designFlags("Drafter", n.Key)))
+				}
+				if n.Key == "Contracts" && (len(n.Children) != 1 || n.Children[0].Key != "Forms") {
+					t.Errorf("Contracts children %v, want [Forms]", flatten(n.Children))
+				}
+			}
+		})
+
+		t.Run("a menu shows a parent the caller cannot read when a child is readable", func(t *testing.T) {
+			// HrAdmin reads Users but not Permissions: Users without children.
+			r := get(app, "/api/menus/me", identitytest.Token(t, app, identity.RoleHrAdmin))
+			expect(t, r, 200, "")
+			var tree []menuNode
+			r.JSON(t, &tree)
+			mustEqualSet(t, "HrAdmin's menu", flatten(tree), []string{"Dashboard", "Contracts", "Departments", "Users"})
+
+			// AuthorizedSigner reads Permissions (a child of Users) but not Users.
+			savePermission(t, app, admin.AccessToken, identity.RoleAuthorizedSigner, "Permissions", flags{Read: true})
+			r = get(app, "/api/menus/me", identitytest.Token(t, app, identity.RoleAuthorizedSigner))
+			expect(t, r, 200, "")
+			tree = nil
+			r.JSON(t, &tree)
+			mustEqualSet(t, "AuthorizedSigner's menu", flatten(tree), []string{"Dashboard", "Contracts", "Reports", "Users", "Permissions"})
+			for _, n := range tree {
+				if n.Key == "Users" && (n.Permissions.Read || len(n.Children) != 1 || !n.Children[0].Permissions.Read) {
+					t.Errorf("Users entry %+v, want unreadable with the readable Permissions child", n)
+				}
+			}
+
+			// A user without roles sees no menu at all.
+			r = get(app, "/api/menus/me", identitytest.Token(t, app))
+			expect(t, r, 200, "")
+			if strings.TrimSpace(string(r.Body)) != "[]" {
+				t.Errorf("menu of a user without roles: %s, want []", r.Body)
+			}
+		})
+	})
+}
+
+func TestSeedIsIdempotentAndKeepsEdits(t *testing.T) {
+	t.Parallel()
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		app := start(t, driver)
+		admin := identitytest.AdminToken(t, app)
+		edited := flags{Read: true, Update: true}
+		savePermission(t, app, admin, identity.RoleDrafter, "Budgets", edited)
+		savePermission(t, app, admin, identity.RoleHrAdmin, "Users", flags{})
+
+		tables := []string{"roles", "users", "user_roles", "menu_items", "permissions"}
+		before := map[string]int64{}
+		for _, tb := range tables {
+			before[tb] = countRows(t, app, tb)
+		}
+		if before["roles"] != 12 || before["menu_items"] != 12 || before["permissions"] != 144 || before["users"] != 1 {
+			t.Fatalf("after the first seed: %v", before)
+		}
+		for range 2 {
+			if err := app.Kernel.Seed(context.Background()); err != nil {
+				t.Fatalf("seed again: %v", err)
+			}
+		}
+		for _, tb := range tables {
+			if n := countRows(t, app, tb); n != before[tb] {
+				t.Errorf("table %s has %d rows after seeding again, want %d", tb, n, before[tb])
+			}
+		}
+		r := get(app, "/api/permissions?role=Drafter", admin)
+		expect(t, r, 200, "")
+		var rows []permissionRow
+		r.JSON(t, &rows)
+		for _, row := range rows {
+			if row.MenuKey == "Budgets" && row.flags() != edited {
+				t.Errorf("seeding again reset the administrator's edit of Drafter on Budgets: %s", fmtFlags(row.flags()))
+			}
+		}
+		// The reloaded enforcer still applies the edit: HrAdmin lost Users.Read.
+		expect(t, get(app, "/api/users", identitytest.Token(t, app, identity.RoleHrAdmin)), 403, "forbidden")
+		// The administrator's password is not reset by a second seed.
+		if r := login(app, identitytest.AdminEmail, identitytest.AdminPassword); r.Status != 200 {
+			t.Errorf("administrator login after seeding again: %d", r.Status)
+		}
+	})
+}
+
+// syncBuffer collects log output written from the kernel's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startLogged starts a kernel on the database settings in set and returns
+// what it logged while starting.
+func startLogged(t *testing.T, set map[string]any) string {
+	t.Helper()
+	var logs syncBuffer
+	settings := map[string]any{
+		"identity.password.hash.memoryKiB":  64,
+		"identity.password.hash.iterations": 1,
+		"log.dir":                           "",
+		"seed.demo":                         false,
+	}
+	for k, v := range set {
+		settings[k] = v
+	}
+	k, err := kernel.New(kernel.Options{Set: settings, Environ: []string{}, LogOutput: &logs,
+		Modules: []kernel.Factory{func() kernel.Module { return identity.New() }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close(context.Background())
+	if err := k.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return logs.String()
+}
+
+func TestStartupWarnsWhileAdminHasDefaultPassword(t *testing.T) {
+	t.Parallel()
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		const warning = "the administrator still has the default password"
+		set := testkit.FreshDatabase(t, driver)
+
+		logs := startLogged(t, set)
+		if !strings.Contains(logs, warning) || !strings.Contains(logs, "WARN") {
+			t.Fatalf("first start logged no warning about the default password:\n%s", logs)
+		}
+
+		// Change the administrator's password through the API on the same database.
+		app := start(t, driver, testkit.WithConfig("database.driver", set["database.driver"]), testkit.WithConfig("database.dsn", set["database.dsn"]))
+		r := app.Do(testkit.Request{Method: "POST", Path: "/api/auth/change-password", Token: identitytest.AdminToken(t, app),
+			Body: map[string]string{"currentPassword": identitytest.AdminPassword, "newPassword": "A-Much-Better-Secret-1", "confirmNewPassword": "A-Much-Better-Secret-1"}})
+		expect(t, r, 204, "")
+
+		if logs := startLogged(t, set); strings.Contains(logs, warning) {
+			t.Errorf("start after the password change still warns:\n%s", logs)
+		}
+		// A fresh database seeded with a password of the operator's choosing does not warn either.
+		other := testkit.FreshDatabase(t, driver)
+		other["seed.adminPassword"] = "Operator-Chosen-2026"
+		if logs := startLogged(t, other); strings.Contains(logs, warning) {
+			t.Errorf("start with a configured admin password warns:\n%s", logs)
+		}
+	})
+}
+
+// An invalid identity setting stops the start with the key's name.
+func TestInvalidConfigurationStopsTheStart(t *testing.T) {
+	t.Parallel()
+	for key, value := range map[string]any{
+		"identity.lockout.maxFailedAttempts": 0,
+		"identity.lockout.minutes":           -1,
+		"identity.password.requiredLength":   129,
+		"identity.password.hash.memoryKiB":   4,
+		"identity.cacheSyncInterval":         "-1s",
+	} {
+		t.Run(key, func(t *testing.T) {
+			set := testkit.FreshDatabase(t, "sqlite")
+			set[key] = value
+			k, err := kernel.New(kernel.Options{Set: set, Environ: []string{}, LogOutput: io.Discard,
+				Modules: []kernel.Factory{func() kernel.Module { return identity.New() }}})
+			if err == nil {
+				defer k.Close(context.Background())
+				err = k.Start(context.Background())
+			}
+			// The hash parameters are checked together and named as one key.
+			if err == nil || !strings.Contains(err.Error(), strings.TrimSuffix(key, ".memoryKiB")) {
+				t.Errorf("start error %v, want one naming %s", err, key)
+			}
+		})
+	}
+}
