@@ -2,8 +2,10 @@ package kernel
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -39,21 +41,48 @@ func (k *Kernel) Routes() []RouteInfo {
 	return out
 }
 
+// builtDocs caches merged documents by their inputs: merging and validating
+// costs milliseconds, and tests start hundreds of kernels with the same
+// modules.
+var builtDocs sync.Map // sha256 of version and fragments → []byte
+
 // OpenAPI builds the merged OpenAPI document of the platform and the enabled
 // modules.
 func (k *Kernel) OpenAPI() ([]byte, error) {
+	h := sha256.New()
+	h.Write([]byte(k.opts.Version))
+	type fragment struct {
+		module string
+		doc    []byte
+	}
+	var fragments []fragment
+	for _, m := range k.enabled {
+		if p, ok := m.(OpenAPIProvider); ok {
+			f := fragment{m.Info().Name, p.OpenAPI()}
+			fragments = append(fragments, f)
+			fmt.Fprintf(h, "\x00%s\x00%d\x00", f.module, len(f.doc))
+			h.Write(f.doc)
+		}
+	}
+	key := string(h.Sum(nil))
+	if doc, ok := builtDocs.Load(key); ok {
+		return doc.([]byte), nil
+	}
 	b, err := openapi.New(k.opts.Version)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range k.enabled {
-		if p, ok := m.(OpenAPIProvider); ok {
-			if err := b.Add(m.Info().Name, p.OpenAPI()); err != nil {
-				return nil, err
-			}
+	for _, f := range fragments {
+		if err := b.Add(f.module, f.doc); err != nil {
+			return nil, err
 		}
 	}
-	return b.Build()
+	doc, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	builtDocs.Store(key, doc)
+	return doc, nil
 }
 
 func (k *Kernel) buildHTTP() error {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,11 +120,26 @@ func Start(t testing.TB, driver string, opts ...Option) *App {
 	if err != nil {
 		t.Fatalf("testkit: openapi: %v", err)
 	}
-	checker, err := openapi.NewResponseChecker(doc)
+	checker, err := responseChecker(doc)
 	if err != nil {
 		t.Fatalf("testkit: openapi checker: %v", err)
 	}
 	return &App{t: t, Kernel: k, Clock: o.clock, checker: checker}
+}
+
+// checkers shares one checker per document across the tests of a binary.
+var checkers sync.Map // document → *openapi.ResponseChecker
+
+func responseChecker(doc []byte) (*openapi.ResponseChecker, error) {
+	if c, ok := checkers.Load(string(doc)); ok {
+		return c.(*openapi.ResponseChecker), nil
+	}
+	c, err := openapi.NewResponseChecker(doc)
+	if err != nil {
+		return nil, err
+	}
+	checkers.Store(string(doc), c)
+	return c, nil
 }
 
 // Request is one HTTP call. Body is sent as JSON unless it is a string or
