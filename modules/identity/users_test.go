@@ -509,3 +509,41 @@ func TestRequiredPasswordLengthFromConfig(t *testing.T) {
 		{Name: "ten characters", Request: create("l2@example.com", "Ten-Chars!"), Status: 201},
 	})
 }
+
+// Users.Update or Users.Create granted to another role must not become a
+// path to the Admin role.
+func TestNonAdminsCannotEscalateToAdmin(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		app := identitytest.Start(t, driver)
+		admin := identitytest.AdminToken(t, app)
+		grant := map[string]any{"role": "HrAdmin", "menuKey": "Users", "canRead": true, "canCreate": true, "canUpdate": true, "canDelete": false}
+		if r := app.Do(testkit.Request{Method: "PUT", Path: "/api/permissions", Token: admin, Body: grant}); r.Status != 200 {
+			t.Fatalf("grant: %d %s", r.Status, r.Body)
+		}
+		hrID, _, hr := identitytest.NewUser(t, app, "HrAdmin")
+		adminID := adminUserID(t, app, admin)
+		drafterID, _, _ := identitytest.NewUser(t, app, "Drafter")
+		app.Run(t, []testkit.Scenario{
+			{Name: "create an Admin", Request: testkit.Request{Method: "POST", Path: "/api/users", Token: hr,
+				Body: map[string]any{"email": "x@test.local", "fullName": "X", "password": identitytest.Password, "roles": []string{"Admin"}}},
+				Status: 403, Code: "forbidden"},
+			{Name: "grant oneself Admin", Request: testkit.Request{Method: "PUT", Path: "/api/users/" + hrID + "/roles", Token: hr,
+				Body: map[string]any{"roles": []string{"HrAdmin", "Admin"}}}, Status: 403, Code: "forbidden"},
+			{Name: "reset the administrator's password", Request: testkit.Request{Method: "POST", Path: "/api/users/" + adminID + "/reset-password", Token: hr,
+				Body: map[string]any{"newPassword": "a-new-password-1"}}, Status: 403, Code: "forbidden"},
+			{Name: "disable the administrator", Request: testkit.Request{Method: "PUT", Path: "/api/users/" + adminID, Token: hr,
+				Body: map[string]any{"fullName": "A", "isActive": false}}, Status: 403, Code: "forbidden"},
+			{Name: "unlock the administrator", Request: testkit.Request{Method: "POST", Path: "/api/users/" + adminID + "/unlock", Token: hr},
+				Status: 403, Code: "forbidden"},
+			{Name: "managing ordinary users still works", Request: testkit.Request{Method: "PUT", Path: "/api/users/" + drafterID + "/roles", Token: hr,
+				Body: map[string]any{"roles": []string{"Drafter", "DeptManager"}}}, Status: 200},
+		})
+	})
+}
+
+func adminUserID(t *testing.T, app *testkit.App, token string) string {
+	t.Helper()
+	var me struct{ ID string }
+	app.Do(testkit.Request{Method: "GET", Path: "/api/auth/me", Token: token}).JSON(t, &me)
+	return me.ID
+}

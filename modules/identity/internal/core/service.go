@@ -196,6 +196,9 @@ func (s *Service) CreateUser(ctx context.Context, actor authn.Principal, in Crea
 	if err := s.checkPassword("Password", in.Password, s.cfg.Password.RequiredLength); err != nil {
 		return "", err
 	}
+	if err := s.protectAdmins(ctx, actor, "", in.Roles); err != nil {
+		return "", err
+	}
 	roleIDs, err := s.roleIDs(ctx, in.Roles)
 	if err != nil {
 		return "", err
@@ -227,6 +230,9 @@ func (s *Service) CreateUser(ctx context.Context, actor authn.Principal, in Crea
 func (s *Service) UpdateUser(ctx context.Context, actor authn.Principal, id string, in UpdateUserRequest) (UserDTO, error) {
 	u, err := s.getUser(ctx, id)
 	if err != nil {
+		return UserDTO{}, err
+	}
+	if err := s.protectAdmins(ctx, actor, id, nil); err != nil {
 		return UserDTO{}, err
 	}
 	in.FullName = strings.TrimSpace(in.FullName)
@@ -275,6 +281,9 @@ func (s *Service) SetRoles(ctx context.Context, actor authn.Principal, id string
 	if err := httpx.Validate(in); err != nil {
 		return UserDTO{}, err
 	}
+	if err := s.protectAdmins(ctx, actor, id, in.Roles); err != nil {
+		return UserDTO{}, err
+	}
 	roleIDs, err := s.roleIDs(ctx, in.Roles)
 	if err != nil {
 		return UserDTO{}, err
@@ -318,6 +327,9 @@ func (s *Service) ResetPassword(ctx context.Context, actor authn.Principal, id s
 	if _, err := s.getUser(ctx, id); err != nil {
 		return err
 	}
+	if err := s.protectAdmins(ctx, actor, id, nil); err != nil {
+		return err
+	}
 	if err := httpx.Validate(in); err != nil {
 		return err
 	}
@@ -344,10 +356,38 @@ func (s *Service) Unlock(ctx context.Context, actor authn.Principal, id string) 
 	if _, err := s.getUser(ctx, id); err != nil {
 		return err
 	}
+	if err := s.protectAdmins(ctx, actor, id, nil); err != nil {
+		return err
+	}
 	return s.db.InTx(ctx, func(ctx context.Context) error {
 		return s.store.updateUser(ctx, id, map[string]any{"access_failed_count": 0, "lockout_end": nil,
 			"updated_at": s.now(), "updated_by": actor.UserID})
 	})
+}
+
+// protectAdmins keeps the Admin role in administrators' hands: whoever else
+// holds Users.Create or Users.Update may not grant Admin, nor change,
+// reset or unlock an administrator's account, so the permission cannot be
+// turned into the role.
+func (s *Service) protectAdmins(ctx context.Context, actor authn.Principal, targetID string, newRoles []string) error {
+	if actor.IsAdmin() {
+		return nil
+	}
+	deny := apperr.Forbidden("Only an administrator may grant the Admin role or change an administrator's account.")
+	if slices.Contains(newRoles, authn.RoleAdmin) {
+		return deny
+	}
+	if targetID == "" {
+		return nil
+	}
+	roles, err := s.store.rolesOf(ctx, []string{targetID})
+	if err != nil {
+		return err
+	}
+	if slices.Contains(roles[targetID], authn.RoleAdmin) {
+		return deny
+	}
+	return nil
 }
 
 // ResetPasswordByEmail is the operator's way back into a locked-out
