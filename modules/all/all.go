@@ -3,5 +3,9 @@
 package all
 
 import (
+	_ "github.com/contractflow/contractflow/modules/contracts"
 	_ "github.com/contractflow/contractflow/modules/identity"
+	_ "github.com/contractflow/contractflow/modules/masterdata"
+	_ "github.com/contractflow/contractflow/modules/reports"
+	_ "github.com/contractflow/contractflow/modules/workflowdesigner"
 )

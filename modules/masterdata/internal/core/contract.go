@@ -1,0 +1,44 @@
+package core
+
+import "github.com/contractflow/contractflow/platform/apperr"
+
+// The types in this file cross the module boundary: the root package
+// re-exports them as aliases, because internal packages never import it.
+
+// Kind names the three master-data resources.
+type Kind string
+
+// The kinds of master data.
+const (
+	KindSupplier   Kind = "supplier"
+	KindProject    Kind = "project"
+	KindDepartment Kind = "department"
+)
+
+// Ref is what another module needs to show or check a master-data record.
+type Ref struct {
+	ID       string `json:"id"`
+	Code     string `json:"code"`
+	Name     string `json:"name"`
+	IsActive bool   `json:"isActive"`
+}
+
+// TopicDeleted is published inside the transaction that soft-deletes a
+// supplier, project or department.
+const TopicDeleted = "masterdata.deleted"
+
+// Deleted says a record is being deleted. Subscribers with events.InTx that
+// still reference it return InUse, which rolls the delete back.
+type Deleted struct {
+	Kind Kind
+	ID   string
+	Code string
+}
+
+// Topic names the event on the bus.
+func (Deleted) Topic() string { return TopicDeleted }
+
+// InUse is the error a subscriber returns to refuse a delete (409 in_use).
+// detail tells the user what still uses the record, e.g. "Contract
+// HDTP-2026-001 uses this supplier."
+func InUse(detail string) *apperr.Error { return apperr.Conflict("in_use", detail) }

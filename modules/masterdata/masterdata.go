@@ -1,0 +1,76 @@
+// Package masterdata is the public contract of the masterdata module:
+// suppliers, projects and departments. Other modules never touch its tables;
+// they look records up through Lookup and refuse deletes of records they
+// still use by subscribing to Deleted.
+//
+// Resolving a page of references in one query:
+//
+//	lookup, err := kernel.Need[masterdata.Lookup](app) // in Provision
+//	refs, err := lookup.Suppliers(ctx, supplierIDs)     // map id → Ref
+//
+// Refusing the delete of a supplier a live contract uses:
+//
+//	app.Bus.Subscribe(masterdata.TopicDeleted, events.InTx, func(ctx context.Context, e events.Event) error {
+//		d := e.(masterdata.Deleted)
+//		if d.Kind == masterdata.KindSupplier && usedByLiveContract(ctx, d.ID) {
+//			return masterdata.InUse("Contract HDTP-2026-001 uses this supplier.")
+//		}
+//		return nil
+//	})
+package masterdata
+
+import (
+	"context"
+
+	"github.com/contractflow/contractflow/modules/masterdata/internal/core"
+	"github.com/contractflow/contractflow/platform/apperr"
+)
+
+// Lookup answers other modules' questions about master data. Obtain it with
+// kernel.Need[masterdata.Lookup](app) from a module that requires
+// "masterdata". Only live records are found: a deleted one is as unknown as
+// an id that never existed. Called inside a transaction on Postgres, the
+// rows found stay share-locked until it ends, so a concurrent delete waits
+// and then sees, through its Deleted subscribers, what the transaction wrote.
+type Lookup interface {
+	// Supplier returns a live supplier, or an apperr NotFound error.
+	Supplier(ctx context.Context, id string) (Ref, error)
+	// Project returns a live project, or an apperr NotFound error.
+	Project(ctx context.Context, id string) (Ref, error)
+	// Department returns a live department, or an apperr NotFound error.
+	Department(ctx context.Context, id string) (Ref, error)
+
+	// Suppliers maps ids to live suppliers in one query (per 500 ids);
+	// unknown and deleted ids are left out.
+	Suppliers(ctx context.Context, ids []string) (map[string]Ref, error)
+	// Projects maps ids to live projects; unknown and deleted ids are left out.
+	Projects(ctx context.Context, ids []string) (map[string]Ref, error)
+	// Departments maps ids to live departments; unknown and deleted ids are left out.
+	Departments(ctx context.Context, ids []string) (map[string]Ref, error)
+}
+
+// Ref is a master-data record as other modules see it: {ID, Code, Name, IsActive}.
+type Ref = core.Ref
+
+// Kind names a resource: KindSupplier, KindProject or KindDepartment.
+type Kind = core.Kind
+
+// The kinds of master data.
+const (
+	KindSupplier   = core.KindSupplier
+	KindProject    = core.KindProject
+	KindDepartment = core.KindDepartment
+)
+
+// Deleted {Kind, ID, Code} is published on TopicDeleted inside the
+// transaction that soft-deletes a record. An events.InTx subscriber that
+// still uses the record returns InUse: the delete is rolled back and the
+// client gets 409 in_use with that detail.
+type Deleted = core.Deleted
+
+// TopicDeleted is the topic of Deleted: "masterdata.deleted".
+const TopicDeleted = core.TopicDeleted
+
+// InUse is the error that vetoes a delete (409 in_use). detail tells the
+// user what still uses the record.
+func InUse(detail string) *apperr.Error { return core.InUse(detail) }
