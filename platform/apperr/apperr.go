@@ -126,6 +126,11 @@ func Unauthorized(code, detail string) *Error { return New(KindUnauthorized, cod
 // Conflict reports a state conflict such as a duplicate code or a stale version.
 func Conflict(code, detail string) *Error { return New(KindConflict, code, detail) }
 
+// StaleVersion reports a write based on an old version of a record.
+func StaleVersion() *Error {
+	return Conflict("stale_version", "The record was changed by someone else; reload it and try again.")
+}
+
 // Internal wraps an unexpected failure; its cause is logged, never shown.
 func Internal(err error) *Error {
 	return &Error{Kind: KindInternal, Code: "internal", Detail: "An unexpected error occurred.", Err: err}

@@ -252,14 +252,29 @@ func newLogger(l *slog.Logger) logger.Interface {
 }
 
 // Page applies a list request's order and window to q. Sort columns come
-// from a paging.Spec whitelist, never from the client; id breaks ties so
-// pages are stable.
+// from a paging.Spec whitelist, never from the client. The id breaks ties,
+// in the direction of the last key, so an index on (key, id) serves the
+// page either way; it is qualified like the last key ("contracts.id").
 func Page(q *gorm.DB, req paging.Request) *gorm.DB {
+	tie := clause.OrderByColumn{Column: clause.Column{Name: "id"}}
 	for _, o := range req.Sort {
 		q = q.Order(clause.OrderByColumn{Column: clause.Column{Name: o.Column, Raw: strings.Contains(o.Column, ".")}, Desc: o.Desc})
+		tie.Desc = o.Desc
+		if table, _, ok := strings.Cut(o.Column, "."); ok {
+			tie.Column = clause.Column{Name: table + ".id", Raw: true}
+		}
 	}
-	return q.Order("id").Limit(req.PageSize).Offset(req.Offset())
+	return q.Order(tie).Limit(req.PageSize).Offset(req.Offset())
 }
+
+// Contains returns a LIKE pattern matching text anywhere, with LIKE's own
+// wildcards escaped; use it with LikeEscape.
+func Contains(text string) string {
+	return "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + "%"
+}
+
+// LikeEscape is the ESCAPE clause that goes with Contains.
+const LikeEscape = `ESCAPE '\'`
 
 // RunExclusive runs fn unless another node is already running the work
 // called name, and reports whether it ran. On Postgres a transaction holds

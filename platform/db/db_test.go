@@ -582,16 +582,17 @@ func TestPage(t *testing.T) {
 	}{
 		{name: "no sort is id order", page: 1, size: 10, want: []string{"a", "b", "c", "d", "e", "f"}},
 		{name: "ascending with id tiebreak", query: "score", page: 1, size: 10, want: []string{"b", "d", "a", "c", "f", "e"}},
-		{name: "descending with id tiebreak", query: "-score", page: 1, size: 10, want: []string{"e", "a", "c", "f", "b", "d"}},
+		// The id tiebreak follows the last key's direction.
+		{name: "descending with id tiebreak", query: "-score", page: 1, size: 10, want: []string{"e", "f", "c", "a", "d", "b"}},
 		{name: "two keys", query: "score,-name", page: 1, size: 10, want: []string{"d", "b", "f", "c", "a", "e"}},
-		{name: "first page", query: "-score", page: 1, size: 2, want: []string{"e", "a"}},
-		{name: "second page", query: "-score", page: 2, size: 2, want: []string{"c", "f"}},
-		{name: "last partial page", query: "-score", page: 2, size: 4, want: []string{"b", "d"}},
+		{name: "first page", query: "-score", page: 1, size: 2, want: []string{"e", "f"}},
+		{name: "second page", query: "-score", page: 2, size: 2, want: []string{"c", "a"}},
+		{name: "last partial page", query: "-score", page: 2, size: 4, want: []string{"d", "b"}},
 		{name: "page past the end", query: "-score", page: 4, size: 2, want: []string{}},
 		{name: "joined query with qualified sort column", query: "-parentName", page: 1, size: 3, join: true,
 			want: []string{"b", "d", "f"}},
 		{name: "joined query with unqualified sort column", query: "-score", page: 1, size: 10, join: true,
-			want: []string{"e", "a", "c", "f", "b", "d"}},
+			want: []string{"e", "f", "c", "a", "d", "b"}},
 	}
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		d := openDB(t, driver)

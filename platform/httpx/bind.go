@@ -96,6 +96,7 @@ func decodeError(body []byte, dst any, err error) error {
 	case errors.As(err, &typeErr):
 		field := "Body"
 		if typeErr.Field != "" {
+			typeErr.Field = dropEmbedded(reflect.TypeOf(dst), typeErr.Field)
 			field = pascalPath(typeErr.Field)
 			// encoding/json drops array indices ("quotations.amount"); find
 			// them so the key matches the validator's "Quotations[1].Amount".
@@ -253,6 +254,39 @@ func pascalPath(p string) string {
 // an UnmarshalTypeError, and returns its path in the validator's notation,
 // with property names as dst's type spells them however the client cased
 // them: "Quotations[1].Amount". It returns "" when it cannot tell.
+// dropEmbedded removes the names of embedded structs that encoding/json
+// puts in its field paths ("CreateRequest.value" → "value"): clients never
+// see them.
+func dropEmbedded(t reflect.Type, field string) string {
+	var out []string
+	for _, seg := range strings.Split(field, ".") {
+		t = deref(t)
+		if t != nil && t.Kind() == reflect.Struct {
+			if sf, ok := t.FieldByName(seg); ok && sf.Anonymous {
+				t = sf.Type
+				continue
+			}
+			t = jsonFieldType(t, seg)
+		} else {
+			t = nil
+		}
+		out = append(out, seg)
+	}
+	return strings.Join(out, ".")
+}
+
+// jsonFieldType is the type of the struct field that JSON name maps to.
+func jsonFieldType(t reflect.Type, name string) reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if strings.EqualFold(tag, name) || (tag == "" && strings.EqualFold(f.Name, name)) {
+			return f.Type
+		}
+	}
+	return nil
+}
+
 func pathAt(body []byte, offset int64, dst reflect.Type) string {
 	type frame struct {
 		typ    reflect.Type // the Go type decoded into; nil when unknown

@@ -284,3 +284,31 @@ func TestBindIgnoresUnknownProperties(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.status)
 	assert.Equal(t, "Ann", res.echo.FullName)
 }
+
+// Fields of an embedded struct are keyed as the client sees them, without
+// the embedded struct's Go name that encoding/json puts in its paths.
+func TestBindEmbeddedStructKeys(t *testing.T) {
+	type update struct {
+		bindQuotation
+		Version *int `json:"version"`
+	}
+	app := fiber.New(fiber.Config{ErrorHandler: httpx.ErrorHandler(slog.New(slog.DiscardHandler))})
+	app.Post("/bind", func(c *fiber.Ctx) error {
+		var req update
+		if err := httpx.Bind(c, &req); err != nil {
+			return err
+		}
+		return c.JSON(req)
+	})
+	for body, key := range map[string]string{
+		`{"amount": "x", "supplierId": "0193a2c4-0000-7000-8000-000000000000"}`: "Amount",
+		`{"tags": {}, "amount": 1}`:      "Tags",
+		`{"version": "2", "amount": 1}`:  "Version",
+		`{"amount": 1, "supplierId": 5}`: "SupplierId",
+	} {
+		got := postBind(t, app, "application/json", body)
+		if _, ok := got.errors[key]; !ok || got.status != 400 {
+			t.Errorf("%s: status %d, errors %v; want 400 keyed %s", body, got.status, got.errors, key)
+		}
+	}
+}

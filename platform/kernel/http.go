@@ -102,6 +102,9 @@ func (k *Kernel) buildHTTP() error {
 		ServerHeader:          "",
 		DisableStartupMessage: true,
 		ErrorHandler:          httpx.ErrorHandler(log),
+		// Values read from a request (params, query, headers) stay valid
+		// after it ends: handlers put them in events and caches.
+		Immutable: true,
 		// The server-wide cap admits uploads; JSON bodies are held to
 		// http.maxBodyBytes by httpx.Bind.
 		BodyLimit:    max(cfg.Uploads.MaxBytes, cfg.HTTP.MaxBodyBytes) + 64<<10,

@@ -259,7 +259,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor authn.Principal, id stri
 			return err
 		}
 		if !ok {
-			return staleVersion()
+			return apperr.StaleVersion()
 		}
 		return s.usersChanged(ctx, id)
 	})
@@ -267,10 +267,6 @@ func (s *Service) UpdateUser(ctx context.Context, actor authn.Principal, id stri
 		return UserDTO{}, err
 	}
 	return s.GetUser(ctx, id)
-}
-
-func staleVersion() *apperr.Error {
-	return apperr.Conflict("stale_version", "The record was changed by someone else; reload it and try again.")
 }
 
 // SetRoles replaces a user's roles and revokes their tokens.

@@ -65,8 +65,8 @@ type userFilter struct {
 func (s *store) listUsers(ctx context.Context, f userFilter, req paging.Request) ([]User, int64, error) {
 	q := s.conn(ctx).Model(&User{})
 	if f.Search != "" {
-		like := "%" + escapeLike(strings.ToLower(f.Search)) + "%"
-		q = q.Where("(normalized_email LIKE ? ESCAPE '\\' OR LOWER(full_name) LIKE ? ESCAPE '\\')", like, like)
+		like := db.Contains(strings.ToLower(f.Search))
+		q = q.Where("(normalized_email LIKE ? "+db.LikeEscape+" OR LOWER(full_name) LIKE ? "+db.LikeEscape+")", like, like)
 	}
 	if f.IsActive != nil {
 		q = q.Where("is_active = ?", *f.IsActive)
@@ -84,10 +84,6 @@ func (s *store) listUsers(ctx context.Context, f userFilter, req paging.Request)
 		return nil, 0, err
 	}
 	return users, total, nil
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 func (s *store) createUser(ctx context.Context, u *User, roleIDs []string) error {

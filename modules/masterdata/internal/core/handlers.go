@@ -23,26 +23,6 @@ func (r *resource[T, In, PT, PI]) routes(rs *httpx.Routes) {
 
 func callerID(c *fiber.Ctx) string { return authn.Caller(c.UserContext()).UserID }
 
-// pathID copies the path's id out of Fiber's request buffer, which the next
-// request reuses: the id may outlive this one (in a Deleted event).
-func pathID(c *fiber.Ctx) string { return strings.Clone(c.Params("id")) }
-
-// decode is httpx.Decode keying a wrong type in a shared field "Code", not
-// "Head.Code": encoding/json puts the embedded struct's name in the path of
-// its type errors, and httpx passes the path on as it is.
-func decode(c *fiber.Ctx, in any) error {
-	err := httpx.Decode(c, in)
-	e, ok := apperr.As(err)
-	if !ok || e.Kind != apperr.KindValidation {
-		return err
-	}
-	fields := apperr.Fields{}
-	for k, msgs := range e.Fields {
-		fields[strings.TrimPrefix(k, "Head.")] = msgs
-	}
-	return apperr.Validation(fields)
-}
-
 // parseList reads paging, sort, search and the resource's filters, and
 // reports every invalid parameter at once.
 func (r *resource[T, In, PT, PI]) parseList(c *fiber.Ctx) (listQuery, error) {
@@ -89,7 +69,7 @@ func (r *resource[T, In, PT, PI]) handleList(c *fiber.Ctx) error {
 }
 
 func (r *resource[T, In, PT, PI]) handleGet(c *fiber.Ctx) error {
-	t, err := r.get(c.UserContext(), pathID(c))
+	t, err := r.get(c.UserContext(), c.Params("id"))
 	if err != nil {
 		return err
 	}
@@ -98,7 +78,7 @@ func (r *resource[T, In, PT, PI]) handleGet(c *fiber.Ctx) error {
 
 func (r *resource[T, In, PT, PI]) handleCreate(c *fiber.Ctx) error {
 	in := PI(new(In))
-	if err := decode(c, in); err != nil {
+	if err := httpx.Decode(c, in); err != nil {
 		return err
 	}
 	t, err := r.create(c.UserContext(), callerID(c), in)
@@ -110,10 +90,10 @@ func (r *resource[T, In, PT, PI]) handleCreate(c *fiber.Ctx) error {
 
 func (r *resource[T, In, PT, PI]) handleUpdate(c *fiber.Ctx) error {
 	in := PI(new(In))
-	if err := decode(c, in); err != nil {
+	if err := httpx.Decode(c, in); err != nil {
 		return err
 	}
-	t, err := r.update(c.UserContext(), callerID(c), pathID(c), in)
+	t, err := r.update(c.UserContext(), callerID(c), c.Params("id"), in)
 	if err != nil {
 		return err
 	}
@@ -121,7 +101,7 @@ func (r *resource[T, In, PT, PI]) handleUpdate(c *fiber.Ctx) error {
 }
 
 func (r *resource[T, In, PT, PI]) handleDelete(c *fiber.Ctx) error {
-	if err := r.delete(c.UserContext(), callerID(c), pathID(c)); err != nil {
+	if err := r.delete(c.UserContext(), callerID(c), c.Params("id")); err != nil {
 		return err
 	}
 	return httpx.NoContent(c)

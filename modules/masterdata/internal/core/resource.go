@@ -70,10 +70,6 @@ func (r *resource[T, In, PT, PI]) duplicate(code string) error {
 		fmt.Sprintf("Another %s already has the code %s; choose another code.", strings.ToLower(r.Title), code))
 }
 
-func staleVersion() error {
-	return apperr.Conflict("stale_version", "The record was changed by someone else; reload it and try again.")
-}
-
 // validate normalises in and reports every invalid field at once.
 func (r *resource[T, In, PT, PI]) validate(ctx context.Context, in PI) error {
 	f := apperr.Fields{}
@@ -174,7 +170,7 @@ func (r *resource[T, In, PT, PI]) update(ctx context.Context, actor, id string, 
 	}
 	read := PT(cur).record().Version
 	if v := in.head().Version; v != nil && *v != read {
-		return nil, staleVersion()
+		return nil, apperr.StaleVersion()
 	}
 	next := *cur
 	rec := PT(&next).record()
@@ -190,7 +186,7 @@ func (r *resource[T, In, PT, PI]) update(ctx context.Context, actor, id string, 
 		if _, err := r.get(ctx, id); err != nil {
 			return nil, err // deleted meanwhile
 		}
-		return nil, staleVersion()
+		return nil, apperr.StaleVersion()
 	}
 	return &next, nil
 }
