@@ -4,6 +4,7 @@ package all
 
 import (
 	_ "github.com/contractflow/contractflow/modules/contracts"
+	_ "github.com/contractflow/contractflow/modules/forms"
 	_ "github.com/contractflow/contractflow/modules/identity"
 	_ "github.com/contractflow/contractflow/modules/masterdata"
 	_ "github.com/contractflow/contractflow/modules/reports"
