@@ -5,6 +5,7 @@ import (
 	_ "embed"
 
 	"github.com/contractflow/contractflow/modules/contracts/internal/core"
+	"github.com/contractflow/contractflow/modules/forms"
 	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/masterdata"
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
@@ -41,7 +42,7 @@ var (
 
 // Info names the module and what it needs.
 func (*Module) Info() kernel.Info {
-	return kernel.Info{Name: "contracts", Requires: []string{"identity", "masterdata", "workflowdesigner"}}
+	return kernel.Info{Name: "contracts", Requires: []string{"identity", "masterdata", "workflowdesigner"}, Uses: []string{"forms"}}
 }
 
 // ConfigSection owns the sla.* keys.
@@ -71,8 +72,12 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	}
 	wf.RegisterKind(core.Kind())
 	m.maxBytes = int64(app.Config.Uploads.MaxBytes)
-	m.svc = core.New(core.Deps{DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
-		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location, Config: *m.cfg})
+	deps := core.Deps{DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
+		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location, Config: *m.cfg}
+	if r, ok := kernel.Lookup[forms.Renderer](app); ok {
+		deps.Renderer = renderer{r}
+	}
+	m.svc = core.New(deps)
 	app.Bus.Subscribe(masterdata.TopicDeleted, events.InTx, m.svc.VetoMasterDataDelete)
 	kernel.Provide[Query](app, m.svc)
 	return nil
@@ -97,6 +102,14 @@ func (*Module) Events() kernel.Events {
 		Publishes: []string{core.TopicCreated, core.TopicTransitioned, core.TopicDeleted, core.TopicCommented, core.TopicSLAWarning},
 		Consumes:  []string{masterdata.TopicDeleted},
 	}
+}
+
+// renderer adapts the forms module's Renderer to the draft export.
+type renderer struct{ forms.Renderer }
+
+func (r renderer) Render(ctx context.Context, templateID string, data map[string]any) (string, string, []byte, error) {
+	doc, err := r.RenderTemplate(ctx, templateID, data)
+	return doc.FileName, doc.ContentType, doc.Body, err
 }
 
 //go:embed openapi.yaml
