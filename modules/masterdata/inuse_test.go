@@ -3,6 +3,7 @@ package masterdata_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -192,6 +193,56 @@ func TestLookup(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// SearchSupplierIDs finds live suppliers as the list's search does: every
+// word, accents ignored, deleted ones left out, at most limit.
+func TestSearchSupplierIDs(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, d string) {
+		app, admin := start(t, d)
+		lookup, err := kernel.Need[masterdata.Lookup](app.Kernel.App())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := func(code, name string) map[string]any {
+			return map[string]any{"code": code, "name": name, "supplierType": "Material"}
+		}
+		thep := create(t, app, admin, "/api/suppliers", body(newCode("S-"), "Công ty Thép Hòa Phát"))
+		thep2 := create(t, app, admin, "/api/suppliers", body(newCode("S-"), "Thép Việt Nhật"))
+		gone := create(t, app, admin, "/api/suppliers", body(newCode("S-"), "Thép Cũ"))
+		create(t, app, admin, "/api/suppliers", body(newCode("S-"), "Xi măng Hà Tiên"))
+		do(t, app, "DELETE", "/api/suppliers/"+gone["id"].(string), admin, nil)
+
+		ctx := t.Context()
+		cases := []struct {
+			text  string
+			limit int
+			want  []string
+		}{
+			{"thep", 10, []string{thep["id"].(string), thep2["id"].(string)}},
+			{"THÉP hòa", 10, []string{thep["id"].(string)}},
+			{"thep", 1, nil}, // one of the two
+			{"nothing-like-it", 10, []string{}},
+			{"", 10, []string{}},
+		}
+		for _, c := range cases {
+			got, err := lookup.SearchSupplierIDs(ctx, c.text, c.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == nil {
+				if len(got) != c.limit {
+					t.Errorf("%q limit %d: %v", c.text, c.limit, got)
+				}
+				continue
+			}
+			slices.Sort(got)
+			slices.Sort(c.want)
+			if !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+				t.Errorf("%q: %v, want %v", c.text, got, c.want)
+			}
 		}
 	})
 }

@@ -47,6 +47,10 @@ type Lookup interface {
 	Projects(ctx context.Context, ids []string) (map[string]Ref, error)
 	// Departments maps ids to live departments; unknown and deleted ids are left out.
 	Departments(ctx context.Context, ids []string) (map[string]Ref, error)
+
+	// SearchSupplierIDs returns up to limit live suppliers whose code, name
+	// or tax code match text the way the supplier list's search does.
+	SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error)
 }
 
 // Ref is a master-data record as other modules see it: {ID, Code, Name, IsActive}.

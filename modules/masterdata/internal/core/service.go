@@ -76,6 +76,10 @@ func (s *Service) Departments(ctx context.Context, ids []string) (map[string]Ref
 	return s.departments.store.refs(ctx, ids)
 }
 
+func (s *Service) SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error) {
+	return s.suppliers.store.search(ctx, searchWords(text), limit)
+}
+
 // Import inserts the records whose codes no row has used yet (live or
 // deleted), validated as POST validates, in one transaction; the demo seed
 // and the benchmark's 100 000 suppliers come in this way. It returns how many

@@ -114,6 +114,21 @@ func (s store[T, PT]) refs(ctx context.Context, ids []string) (map[string]Ref, e
 	return out, nil
 }
 
+// search returns the ids of up to limit live rows matching every word, the
+// way list search matches.
+func (s store[T, PT]) search(ctx context.Context, words []string, limit int) ([]string, error) {
+	if len(words) == 0 {
+		return nil, nil
+	}
+	tx := s.live(ctx)
+	for _, w := range words {
+		tx = tx.Where("search_text LIKE ? "+db.LikeEscape, db.Contains(w))
+	}
+	var ids []string
+	err := tx.Order("id").Limit(limit).Pluck("id", &ids).Error
+	return ids, err
+}
+
 // deletedCodes reports which of codes a deleted row has (the partial index
 // over deleted rows serves it).
 func (s store[T, PT]) deletedCodes(ctx context.Context, codes []string) (map[string]bool, error) {
