@@ -69,11 +69,6 @@ const (
 // JSON names).
 func ContractTypes() []string { return append([]string(nil), core.ContractTypes...) }
 
-// ContentDisposition is the Content-Disposition value that offers a
-// document for download under its (Vietnamese) name, with an ASCII
-// fallback.
-func ContentDisposition(fileName string) string { return core.ContentDisposition(fileName) }
-
 // Placeholder names the seeded contract templates share. The draft export
 // fills them from the contract's facts; draftData fills the rest.
 const (

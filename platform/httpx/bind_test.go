@@ -312,3 +312,15 @@ func TestBindEmbeddedStructKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestContentDisposition(t *testing.T) {
+	for name, want := range map[string]string{
+		`Hợp đồng "A".docx`: `attachment; filename="Hop dong _A_.docx"; filename*=UTF-8''H%E1%BB%A3p%20%C4%91%E1%BB%93ng%20%22A%22.docx`,
+		"plain.pdf":         `attachment; filename="plain.pdf"; filename*=UTF-8''plain.pdf`,
+		"Đề xuất\r\n.xlsx":  `attachment; filename="De xuat__.xlsx"; filename*=UTF-8''%C4%90%E1%BB%81%20xu%E1%BA%A5t%0D%0A.xlsx`,
+	} {
+		if got := httpx.ContentDisposition(name); got != want {
+			t.Errorf("%q:\n got %s\nwant %s", name, got, want)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func (h handlers) render(c *fiber.Ctx) error {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, doc.ContentType)
-	c.Set(fiber.HeaderContentDisposition, ContentDisposition(doc.FileName))
+	c.Set(fiber.HeaderContentDisposition, httpx.ContentDisposition(doc.FileName))
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.SendStream(bytes.NewReader(doc.Body), len(doc.Body))
 }
