@@ -5,7 +5,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=1 go build -trimpath \
+RUN CGO_ENABLED=1 go build -tags sqlite_fts5 -trimpath \
       -ldflags "-s -w -X github.com/contractflow/contractflow/platform/buildinfo.Version=${VERSION}" \
       -o /out/contractflow ./cmd/contractflow
 

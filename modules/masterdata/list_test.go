@@ -1,8 +1,10 @@
 package masterdata_test
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +118,47 @@ func TestListProjectsAndDepartments(t *testing.T) {
 			}
 		}
 	})
+}
+
+// With FTS5 in the SQLite build (make's sqlite_fts5 tag), supplier search
+// goes through the trigram index, which the triggers keep in step with
+// inserts, updates and deletes.
+func TestSearchIndexFollowsWrites(t *testing.T) {
+	app, admin := start(t, "sqlite")
+	conn := app.Kernel.App().DB.Conn(t.Context())
+	var fts5 int64
+	if err := conn.Raw(`SELECT COUNT(*) FROM pragma_module_list WHERE name = 'fts5'`).Scan(&fts5).Error; err != nil {
+		t.Fatal(err)
+	}
+	if fts5 == 0 {
+		t.Skip("this SQLite has no FTS5 (build with -tags sqlite_fts5, as make does)")
+	}
+	var plan []struct{ Detail string }
+	if err := conn.Raw(`EXPLAIN QUERY PLAN SELECT id FROM suppliers WHERE suppliers.rowid IN (SELECT rowid FROM suppliers_fts WHERE suppliers_fts MATCH '"thep"')`).Scan(&plan).Error; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(plan), "VIRTUAL TABLE INDEX") {
+		t.Errorf("search does not use the trigram index: %v", plan)
+	}
+	s := create(t, app, admin, "/api/suppliers", map[string]any{"code": newCode("FT-"), "name": "Thép Hòa Phát", "supplierType": "Material"})
+	id := s["id"].(string)
+	count := func(search string) int {
+		var page struct{ TotalCount int }
+		r := app.Do(testkit.Request{Method: "GET", Path: "/api/suppliers?search=" + url.QueryEscape(search), Token: admin})
+		r.JSON(t, &page)
+		return page.TotalCount
+	}
+	if n := count("hoa phat"); n != 1 {
+		t.Fatalf("after insert: %d matches, want 1", n)
+	}
+	update := with(map[string]any(s), "name", "Xi măng Nghi Sơn")
+	if r := app.Do(testkit.Request{Method: "PUT", Path: "/api/suppliers/" + id, Token: admin, Body: update}); r.Status != 200 {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	if n := count("hoa phat"); n != 0 {
+		t.Errorf("old name still found after update: %d", n)
+	}
+	if n := count("nghi son"); n != 1 {
+		t.Errorf("new name: %d matches, want 1", n)
+	}
 }

@@ -41,12 +41,14 @@ func (*Module) Info() kernel.Info {
 func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
 
 // Provision builds the service and provides Lookup.
-func (m *Module) Provision(_ context.Context, app *kernel.App) error {
+func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	users, err := kernel.Need[identity.Directory](app)
 	if err != nil {
 		return err
 	}
-	m.svc = core.New(app, users)
+	if m.svc, err = core.New(ctx, app, users); err != nil {
+		return err
+	}
 	kernel.Provide[Lookup](app, m.svc)
 	return nil
 }

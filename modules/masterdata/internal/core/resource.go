@@ -59,8 +59,9 @@ type resource[T, In any, PT entity[T], PI input[In, T]] struct {
 	store store[T, PT]
 }
 
-func newResource[T, In any, PT entity[T], PI input[In, T]](s *Service, sp spec) *resource[T, In, PT, PI] {
-	return &resource[T, In, PT, PI]{spec: sp, svc: s, store: store[T, PT]{db: s.db}}
+func newResource[T, In any, PT entity[T], PI input[In, T]](s *Service, sp spec, indexed map[string]bool) *resource[T, In, PT, PI] {
+	table := any(new(T)).(interface{ TableName() string }).TableName()
+	return &resource[T, In, PT, PI]{spec: sp, svc: s, store: store[T, PT]{db: s.db, table: table, indexed: indexed[table]}}
 }
 
 func (r *resource[T, In, PT, PI]) notFound() error { return apperr.NotFound(r.Title) }

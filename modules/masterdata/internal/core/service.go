@@ -27,12 +27,16 @@ type Service struct {
 }
 
 // New builds the service; users resolves manager ids (identity's Directory).
-func New(app *kernel.App, users userNames) *Service {
+func New(ctx context.Context, app *kernel.App, users userNames) (*Service, error) {
+	indexed, err := ensureSearchIndexes(ctx, app.DB, app.Log)
+	if err != nil {
+		return nil, err
+	}
 	s := &Service{db: app.DB, clock: app.Clock, bus: app.Bus, users: users}
-	s.suppliers = newResource[Supplier, SupplierInput](s, supplierSpec)
-	s.projects = newResource[Project, ProjectInput](s, projectSpec)
-	s.departments = newResource[Department, DepartmentInput](s, departmentSpec)
-	return s
+	s.suppliers = newResource[Supplier, SupplierInput](s, supplierSpec, indexed)
+	s.projects = newResource[Project, ProjectInput](s, projectSpec, indexed)
+	s.departments = newResource[Department, DepartmentInput](s, departmentSpec, indexed)
+	return s, nil
 }
 
 // now is the transaction time, to the microsecond both engines store.

@@ -14,7 +14,9 @@ import (
 // store is the only code that touches the master-data tables; one generic
 // store serves the three of them.
 type store[T any, PT entity[T]] struct {
-	db *db.DB
+	db      *db.DB
+	table   string
+	indexed bool // a trigram search index serves the table (SQLite with FTS5)
 }
 
 // live starts a query on the rows that are not deleted.
@@ -39,7 +41,7 @@ func (s store[T, PT]) list(ctx context.Context, q listQuery) ([]T, int64, error)
 		tx = tx.Where(clause.Eq{Column: clause.Column{Name: c.Column}, Value: c.Value})
 	}
 	for _, w := range q.Words {
-		tx = tx.Where("search_text LIKE ? "+db.LikeEscape, db.Contains(w))
+		tx = matchWord(tx, s.table, s.indexed, w)
 	}
 	tx = tx.Session(&gorm.Session{}) // reusable for the page and the count
 	var rows []T
@@ -122,7 +124,7 @@ func (s store[T, PT]) search(ctx context.Context, words []string, limit int) ([]
 	}
 	tx := s.live(ctx)
 	for _, w := range words {
-		tx = tx.Where("search_text LIKE ? "+db.LikeEscape, db.Contains(w))
+		tx = matchWord(tx, s.table, s.indexed, w)
 	}
 	var ids []string
 	err := tx.Order("id").Limit(limit).Pluck("id", &ids).Error
