@@ -77,6 +77,9 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	if r, ok := kernel.Lookup[forms.Renderer](app); ok {
 		deps.Renderer = renderer{r}
 	}
+	if t, ok := kernel.Lookup[forms.Templates](app); ok {
+		deps.Templates = t
+	}
 	m.svc = core.New(deps)
 	app.Bus.Subscribe(masterdata.TopicDeleted, events.InTx, m.svc.VetoMasterDataDelete)
 	kernel.Provide[Query](app, m.svc)

@@ -12,6 +12,7 @@ import (
 	"github.com/gabriel-vasile/mimetype"
 	"github.com/google/uuid"
 
+	"github.com/contractflow/contractflow/modules/forms"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/db"
@@ -37,6 +38,12 @@ type Upload struct {
 // Renderer renders a form template; the forms module provides it.
 type Renderer interface {
 	Render(ctx context.Context, templateID string, data map[string]any) (fileName, contentType string, body []byte, err error)
+}
+
+// Templates tells which contract type a template is for and whether it can
+// be used; the forms module provides it.
+type Templates interface {
+	TemplateInfo(ctx context.Context, templateID string) (forms.TemplateInfo, error)
 }
 
 func attachmentNotFound() *apperr.Error { return apperr.NotFound("Attachment") }
@@ -228,7 +235,9 @@ func (s *Service) DraftExport(ctx context.Context, p authn.Principal, id string,
 }
 
 // exportData is the draft data overlaid with the contract's own facts,
-// which win over same-named draft fields.
+// which win over same-named draft fields. The facts go under the
+// placeholder names the templates share (forms.Field…) and under the
+// contract's own property names.
 func (s *Service) exportData(ctx context.Context, c *Contract) (map[string]any, error) {
 	data := map[string]any{}
 	if err := json.Unmarshal([]byte(c.DraftData), &data); err != nil {
@@ -236,17 +245,18 @@ func (s *Service) exportData(ctx context.Context, c *Contract) (map[string]any, 
 	}
 	data["title"] = c.Title
 	data["contractType"] = c.ContractType
-	data["value"] = c.Value.Float()
+	// The exact amount: its String() is a plain decimal, which the renderer takes.
+	data["value"], data[forms.FieldContractValue] = c.Value, c.Value
 	data["currency"] = c.Currency
 	if c.MaHopDong != nil {
-		data["maHopDong"] = *c.MaHopDong
+		data["maHopDong"], data[forms.FieldContractCode] = *c.MaHopDong, *c.MaHopDong
 	}
 	if sup, err := s.MasterData.Supplier(ctx, c.SupplierID); err == nil {
-		data["supplierCode"], data["supplierName"] = sup.Code, sup.Name
+		data["supplierCode"], data["supplierName"], data[forms.FieldPartyBName] = sup.Code, sup.Name, sup.Name
 	}
 	if c.ProjectID != nil {
 		if pr, err := s.MasterData.Project(ctx, *c.ProjectID); err == nil {
-			data["projectCode"], data["projectName"] = pr.Code, pr.Name
+			data[forms.FieldProjectCode], data[forms.FieldProjectName] = pr.Code, pr.Name
 		}
 	}
 	for k, v := range map[string]*string{"startDate": c.StartDate, "endDate": c.EndDate} {

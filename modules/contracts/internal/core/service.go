@@ -37,7 +37,8 @@ type Deps struct {
 	Workflows  workflowdesigner.Engine
 	MasterData masterdata.Lookup
 	Directory  identity.Directory
-	Renderer   Renderer // nil when the forms module is off
+	Renderer   Renderer  // nil when the forms module is off
+	Templates  Templates // nil when the forms module is off
 	Location   *time.Location
 	Config     Config
 }
@@ -371,6 +372,21 @@ func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) error {
 			return err
 		}
 	}
+	// With the forms module off there is nothing to check a template against;
+	// the id is kept for when it is back.
+	if in.TemplateID != nil && s.Templates != nil {
+		t, err := s.Templates.TemplateInfo(ctx, *in.TemplateID)
+		switch {
+		case apperr.KindOf(err) == apperr.KindNotFound:
+			fields.Add("TemplateId", "No such template.")
+		case err != nil:
+			return err
+		case t.ContractType != in.ContractType:
+			fields.Add("TemplateId", "The template is for "+t.ContractType+" contracts, not "+in.ContractType+".")
+		case !t.IsActive:
+			fields.Add("TemplateId", "The template is switched off.")
+		}
+	}
 	if in.StartDate != nil && in.EndDate != nil && *in.EndDate < *in.StartDate {
 		fields.Add("EndDate", "Must not be before StartDate.")
 	}
@@ -396,14 +412,12 @@ func draftJSON(raw json.RawMessage) (string, error) {
 // Create drafts a contract: it starts in the definition's initial phase,
 // pinned to the definition assigned to its type, with that phase's SLA.
 func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateRequest) (Detail, error) {
+	in.Title = strings.TrimSpace(in.Title) // a blank title is a missing one
 	if err := httpx.Validate(in); err != nil {
 		return Detail{}, err
 	}
 	draft, err := draftJSON(in.DraftData)
 	if err != nil {
-		return Detail{}, err
-	}
-	if err := s.checkRefs(ctx, &in); err != nil {
 		return Detail{}, err
 	}
 	def, err := s.Workflows.ForDocumentType(ctx, documentType(in.ContractType))
@@ -416,7 +430,7 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 	if currency == "" {
 		currency = "VND"
 	}
-	c := &Contract{ID: uuid.Must(uuid.NewV7()).String(), Title: strings.TrimSpace(in.Title), ContractType: in.ContractType,
+	c := &Contract{ID: uuid.Must(uuid.NewV7()).String(), Title: in.Title, ContractType: in.ContractType,
 		TemplateID: in.TemplateID, SupplierID: in.SupplierID, ProjectID: in.ProjectID, DepartmentID: in.DepartmentID,
 		Value: in.Value, Currency: currency, BypassProcurementAndCCM: in.BypassProcurementAndCCM,
 		Phase: def.InitialPhase, SLADeadline: &deadline, DraftData: draft, DrafterID: p.UserID,
@@ -424,6 +438,12 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 		Description: in.Description, StartDate: in.StartDate, EndDate: in.EndDate, Version: 1,
 		CreatedAt: now, CreatedBy: &p.UserID, UpdatedAt: now, UpdatedBy: &p.UserID}
 	err = s.DB.InTx(ctx, func(ctx context.Context) error {
+		// Checked inside the transaction: the master-data rows stay locked
+		// until it commits, so a concurrent delete waits and then sees this
+		// contract (and refuses), instead of both succeeding.
+		if err := s.checkRefs(ctx, &in); err != nil {
+			return err
+		}
 		if err := s.store.create(ctx, c); err != nil {
 			return err
 		}
@@ -444,7 +464,10 @@ func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in U
 	if !p.IsAdmin() && c.DrafterID != p.UserID {
 		return Detail{}, apperr.Forbidden("Only the drafter or an administrator may edit a draft.")
 	}
-	if err := httpx.Validate(in); err != nil {
+	in.Title = strings.TrimSpace(in.Title)
+	// Validated as CreateRequest so that errors are keyed "Title", not
+	// "CreateRequest.Title".
+	if err := httpx.Validate(in.CreateRequest); err != nil {
 		return Detail{}, err
 	}
 	draft, err := draftJSON(in.DraftData)
@@ -460,24 +483,31 @@ func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in U
 	if in.ContractType != c.ContractType {
 		return Detail{}, apperr.FieldError("ContractType", "Cannot change; create a new contract instead.")
 	}
-	if err := s.checkRefs(ctx, &in.CreateRequest); err != nil {
-		return Detail{}, err
-	}
 	currency := in.Currency
 	if currency == "" {
 		currency = c.Currency
 	}
-	cols := map[string]any{"title": strings.TrimSpace(in.Title), "template_id": in.TemplateID, "supplier_id": in.SupplierID,
+	cols := map[string]any{"title": in.Title, "template_id": in.TemplateID, "supplier_id": in.SupplierID,
 		"project_id": in.ProjectID, "department_id": in.DepartmentID, "value": in.Value, "currency": currency,
 		"bypass_procurement_and_ccm": in.BypassProcurementAndCCM, "draft_data": draft,
 		"purchase_evaluation_id": in.PurchaseEvaluationID, "budget_line_id": in.BudgetLineID, "description": in.Description,
 		"start_date": in.StartDate, "end_date": in.EndDate, "updated_at": s.now(), "updated_by": p.UserID}
-	ok, err := s.store.update(ctx, c.ID, c.Version, cols)
+	err = s.DB.InTx(ctx, func(ctx context.Context) error {
+		// Inside the transaction for the same reason as in Create.
+		if err := s.checkRefs(ctx, &in.CreateRequest); err != nil {
+			return err
+		}
+		ok, err := s.store.update(ctx, c.ID, c.Version, cols)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return staleVersion()
+		}
+		return nil
+	})
 	if err != nil {
 		return Detail{}, err
-	}
-	if !ok {
-		return Detail{}, staleVersion()
 	}
 	return s.Get(ctx, p, id)
 }

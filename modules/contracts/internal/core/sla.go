@@ -99,22 +99,35 @@ func (s *Service) warn(ctx context.Context, now time.Time) (int, error) {
 	}
 	n := 0
 	for _, c := range rows {
-		def, err := s.Workflows.Definition(ctx, c.WorkflowDefinitionID)
+		// Like a failing move, a failing warning is logged and skipped.
+		sent, err := s.warnOne(ctx, c)
 		if err != nil {
-			return n, err
+			s.Log.Error("sla: warning failed", "contract", c.ID, "phase", c.Phase, "err", err)
+			continue
 		}
-		err = s.DB.InTx(ctx, func(ctx context.Context) error {
-			ok, err := s.store.markWarned(ctx, c.ID, *c.SLADeadline)
-			if err != nil || !ok {
-				return err
-			}
+		if sent {
 			n++
-			return s.Bus.Publish(ctx, SLAWarning{ContractID: c.ID, Title: c.Title, Phase: c.Phase, Deadline: c.SLADeadline.UTC(),
-				InboxRoles: def.InboxRoles(c.Phase), DrafterID: c.DrafterID})
-		})
-		if err != nil {
-			return n, err
 		}
 	}
 	return n, nil
+}
+
+// warnOne flags a contract as warned and publishes its warning, unless
+// another node already did.
+func (s *Service) warnOne(ctx context.Context, c Contract) (bool, error) {
+	def, err := s.Workflows.Definition(ctx, c.WorkflowDefinitionID)
+	if err != nil {
+		return false, err
+	}
+	sent := false
+	err = s.DB.InTx(ctx, func(ctx context.Context) error {
+		ok, err := s.store.markWarned(ctx, c.ID, *c.SLADeadline)
+		if err != nil || !ok {
+			return err
+		}
+		sent = true
+		return s.Bus.Publish(ctx, SLAWarning{ContractID: c.ID, Title: c.Title, Phase: c.Phase, Deadline: c.SLADeadline.UTC(),
+			InboxRoles: def.InboxRoles(c.Phase), DrafterID: c.DrafterID})
+	})
+	return sent && err == nil, err
 }

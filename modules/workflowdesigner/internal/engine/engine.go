@@ -173,20 +173,31 @@ func (a Actor) may(t Transition) bool {
 // Move checks a requested move: a pair outside the definition (or whose
 // guard does not hold) is a 409 invalid_transition, for Admin too; a caller
 // without an allowed role is a 403 transition_forbidden.
+//
+// A definition may list one pair more than once (say, under different
+// guards or for different roles); the first listing that exists under facts
+// and admits actor wins, so a later listing is never hidden by an earlier one.
 func (d *Definition) Move(from, to string, actor Actor, facts Facts) (Transition, error) {
+	var refused error
 	for _, t := range d.Transitions {
 		if t.From != from || t.To != to {
 			continue
 		}
 		if !holds(t.Guard, facts) {
-			return Transition{}, apperr.Conflict("invalid_transition",
-				fmt.Sprintf("The move from %s to %s needs %s.", from, to, t.Guard))
+			if refused == nil {
+				refused = apperr.Conflict("invalid_transition", fmt.Sprintf("The move from %s to %s needs %s.", from, to, t.Guard))
+			}
+			continue
 		}
 		if !actor.may(t) {
-			return Transition{}, apperr.New(apperr.KindForbidden, "transition_forbidden",
+			refused = apperr.New(apperr.KindForbidden, "transition_forbidden",
 				fmt.Sprintf("The move from %s to %s is for %s.", from, to, strings.Join(t.Roles, ", ")))
+			continue
 		}
 		return t, nil
+	}
+	if refused != nil {
+		return Transition{}, refused
 	}
 	return Transition{}, apperr.Conflict("invalid_transition", fmt.Sprintf("There is no move from %s to %s.", from, to))
 }
