@@ -277,22 +277,39 @@ func Contains(text string) string {
 const LikeEscape = `ESCAPE '\'`
 
 // RunExclusive runs fn unless another node is already running the work
-// called name, and reports whether it ran. On Postgres a transaction holds
-// pg_try_advisory_xact_lock for the duration (fn's ctx is detached from it,
-// so fn's own transactions commit independently); SQLite serves one node,
-// so fn always runs there.
+// called name, and reports whether it ran (a batch job that one node at a
+// time should run).
 func (db *DB) RunExclusive(ctx context.Context, name string, fn func(ctx context.Context) error) (bool, error) {
+	return db.exclusive(ctx, name, false, fn)
+}
+
+// Serialized runs fn once no other node is running the work called name,
+// waiting for it (start-up steps that must not interleave, like seeding).
+func (db *DB) Serialized(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+	_, err := db.exclusive(ctx, name, true, fn)
+	return err
+}
+
+// exclusive holds a Postgres advisory lock for the duration of fn in a
+// transaction of its own; fn's ctx is detached from it, so fn's own
+// transactions commit independently. SQLite serves one node, so fn always
+// runs there.
+func (db *DB) exclusive(ctx context.Context, name string, wait bool, fn func(ctx context.Context) error) (bool, error) {
 	if db.dialect != Postgres {
 		return true, fn(ctx)
 	}
 	ran := false
 	err := db.InTx(ctx, func(txCtx context.Context) error {
-		var got bool
-		if err := db.Conn(txCtx).Raw("SELECT pg_try_advisory_xact_lock(7312, hashtext(?))", name).Scan(&got).Error; err != nil {
-			return err
-		}
-		if !got {
-			return nil
+		conn := db.Conn(txCtx)
+		if wait {
+			if err := conn.Exec("SELECT pg_advisory_xact_lock(7312, hashtext(?))", name).Error; err != nil {
+				return err
+			}
+		} else {
+			var got bool
+			if err := conn.Raw("SELECT pg_try_advisory_xact_lock(7312, hashtext(?))", name).Scan(&got).Error; err != nil || !got {
+				return err
+			}
 		}
 		ran = true
 		return fn(WithoutTx(txCtx))

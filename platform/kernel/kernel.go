@@ -176,16 +176,20 @@ func (k *Kernel) Provision(ctx context.Context) error {
 	return nil
 }
 
-// Seed runs each enabled module's seed step, in dependency order.
+// Seed runs each enabled module's seed step, in dependency order. Nodes
+// starting together on one database seed one after the other, so each finds
+// what the previous one inserted.
 func (k *Kernel) Seed(ctx context.Context) error {
-	for _, m := range k.enabled {
-		if s, ok := m.(Seeder); ok {
-			if err := s.Seed(ctx, k.app); err != nil {
-				return fmt.Errorf("seed module %s: %w", m.Info().Name, err)
+	return k.app.DB.Serialized(ctx, "kernel.seed", func(ctx context.Context) error {
+		for _, m := range k.enabled {
+			if s, ok := m.(Seeder); ok {
+				if err := s.Seed(ctx, k.app); err != nil {
+					return fmt.Errorf("seed module %s: %w", m.Info().Name, err)
+				}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Start migrates, provisions, seeds and builds the HTTP handler, without

@@ -399,3 +399,39 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("stop order %v, want dependents first", got)
 	}
 }
+
+// Nodes starting together on one database seed one after the other: the
+// widgets seed checks before it inserts, and none of them fails or
+// duplicates.
+func TestConcurrentStartsSeedOnce(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		set := testkit.Isolated(t, driver)
+		const nodes = 4
+		kernels := make([]*kernel.Kernel, nodes)
+		for i := range kernels {
+			_, mods := newTestModules(true)
+			k, err := kernel.New(kernel.Options{Modules: mods, Set: set, Environ: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { k.Close(context.Background()) })
+			kernels[i] = k
+		}
+		errs := make(chan error, nodes)
+		for _, k := range kernels {
+			go func() { errs <- k.Start(context.Background()) }()
+		}
+		for range nodes {
+			if err := <-errs; err != nil {
+				t.Errorf("start: %v", err)
+			}
+		}
+		var n int64
+		if err := kernels[0].App().DB.Conn(context.Background()).Table("widgets").Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("%d seeded widgets, want 1", n)
+		}
+	})
+}
