@@ -348,3 +348,20 @@ func TestDelete(t *testing.T) {
 		wantProblem(t, e.do("DELETE", "/api/contracts/0190f5f2-7a3b-7c4d-8e5f-000000000001", e.admin, nil), 404, "not_found")
 	})
 }
+
+// Another Drafter sees a draft in DangSoanThao (its inbox role) but may not
+// delete it: only its drafter or Admin may.
+func TestDeleteByDrafterOrAdminOnly(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		owner, other := e.user(t, "Drafter"), e.user(t, "Drafter")
+		c := e.create(t, owner.token, nil)
+		wantProblem(t, e.do("DELETE", "/api/contracts/"+c.ID, other.token, nil), 403, "forbidden")
+		if r := e.do("DELETE", "/api/contracts/"+c.ID, owner.token, nil); r.Status != 204 {
+			t.Fatalf("drafter delete: %d %s", r.Status, r.Body)
+		}
+		c2 := e.create(t, owner.token, nil)
+		if r := e.do("DELETE", "/api/contracts/"+c2.ID, e.admin, nil); r.Status != 204 {
+			t.Fatalf("admin delete: %d %s", r.Status, r.Body)
+		}
+	})
+}

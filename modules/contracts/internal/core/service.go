@@ -522,6 +522,9 @@ func (s *Service) Delete(ctx context.Context, p authn.Principal, id string) erro
 	if err != nil {
 		return err
 	}
+	if !p.IsAdmin() && c.DrafterID != p.UserID {
+		return apperr.Forbidden("Only the drafter or an administrator may delete a contract.")
+	}
 	if slices.Contains(undeletable, c.Phase) {
 		return apperr.Conflict("not_deletable", "A contract in "+c.Phase+" can no longer be deleted.")
 	}
