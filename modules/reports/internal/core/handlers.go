@@ -43,7 +43,7 @@ func (s *Service) export(c *fiber.Ctx) error {
 	}
 	name := fmt.Sprintf("contracts-%s.xlsx", s.Clock.Now().In(s.Location).Format("20060102-1504"))
 	c.Set(fiber.HeaderContentType, xlsxType)
-	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+`"`)
+	c.Set(fiber.HeaderContentDisposition, httpx.ContentDisposition(name))
 	// The workbook is complete on disk; zipping it goes straight to the wire.
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer wb.Close()
