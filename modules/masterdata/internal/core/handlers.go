@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/contractflow/contractflow/platform/search"
 	"slices"
 	"strings"
 
@@ -31,7 +32,7 @@ func (r *resource[T, In, PT, PI]) parseList(c *fiber.Ctx) (listQuery, error) {
 	if err := mergeFields(f, err); err != nil {
 		return listQuery{}, err
 	}
-	q := listQuery{Request: req, Words: searchWords(req.Search)}
+	q := listQuery{Request: req, Words: search.Words(req.Search)}
 	for _, flt := range r.Filters {
 		field := strings.ToUpper(flt.Param[:1]) + flt.Param[1:] // PascalCase, as field errors are keyed
 		if flt.Values == nil {

@@ -3,7 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
-	"strings"
+	"github.com/contractflow/contractflow/platform/search"
 
 	"gorm.io/gorm"
 
@@ -70,43 +70,10 @@ func v1(ctx context.Context, tx *gorm.DB) error {
 	if err := migrate.SQL(stmts...)(ctx, tx); err != nil {
 		return err
 	}
-	if tx.Dialector.Name() == "postgres" {
-		return v1Trigrams(tx)
-	}
-	return nil
-}
-
-// v1Trigrams makes the search's LIKE '%word%' index-backed on Postgres. The
-// pg_trgm extension is database-wide: it is created once, in schema public,
-// under a lock so that schemas migrating side by side do not race, and each
-// index names the operator class by the schema the extension lives in.
-func v1Trigrams(tx *gorm.DB) error {
-	schema, err := trgmSchema(tx)
-	if err != nil {
-		return err
-	}
-	if schema == "" {
-		if err := tx.Exec(`SELECT pg_advisory_xact_lock(7312, hashtext('pg_trgm'))`).Error; err != nil {
-			return err
-		}
-		if err := tx.Exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`).Error; err != nil {
-			return fmt.Errorf("create extension pg_trgm, which search needs (a database owner or superuser can run CREATE EXTENSION pg_trgm WITH SCHEMA public once): %w", err)
-		}
-		if schema, err = trgmSchema(tx); err != nil {
-			return err
-		}
-	}
-	opclass := `"` + strings.ReplaceAll(schema, `"`, `""`) + `".gin_trgm_ops`
 	for _, t := range v1Tables {
-		if err := tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (search_text %s) WHERE deleted_at IS NULL`, t, opclass)).Error; err != nil {
+		if err := search.TrigramIndex(tx, t); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func trgmSchema(tx *gorm.DB) (string, error) {
-	var schema string
-	err := tx.Raw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`).Scan(&schema).Error
-	return schema, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/paging"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 // spec describes one resource to the generic code.
@@ -105,7 +106,7 @@ func (r *resource[T, In, PT, PI]) fill(t PT, in PI) {
 	rec.Code, rec.Name = h.Code, h.Name
 	rec.IsActive = h.IsActive == nil || *h.IsActive
 	in.applyTo((*T)(t))
-	rec.SearchText = searchText(append([]string{rec.Code, rec.Name}, t.searchParts()...)...)
+	rec.SearchText = search.Text(append([]string{rec.Code, rec.Name}, t.searchParts()...)...)
 }
 
 // get returns a live record; unknown, malformed and deleted ids are 404.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"unicode"
 
 	"github.com/google/uuid"
 
@@ -139,58 +138,6 @@ func mergeFields(f apperr.Fields, err error) error {
 	}
 	return nil
 }
-
-// fold is the form search compares: lower case, without Vietnamese tone and
-// vowel marks (đ → d), so "cong ty" finds "Công ty". Both engines compare
-// the folded text byte for byte, so case and marks behave the same on each.
-func fold(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range strings.ToLower(s) {
-		if unicode.Is(unicode.Mn, r) { // a combining mark of decomposed text
-			continue
-		}
-		if base, ok := foldMap[r]; ok {
-			r = base
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-var foldMap = func() map[rune]rune {
-	groups := map[rune]string{
-		'a': "àáảãạăằắẳẵặâầấẩẫậ",
-		'e': "èéẻẽẹêềếểễệ",
-		'i': "ìíỉĩị",
-		'o': "òóỏõọôồốổỗộơờớởỡợ",
-		'u': "ùúủũụưừứửữự",
-		'y': "ỳýỷỹỵ",
-		'd': "đ",
-	}
-	m := map[rune]rune{}
-	for base, marked := range groups {
-		for _, r := range marked {
-			m[r] = base
-		}
-	}
-	return m
-}()
-
-// searchText is the folded text a record's search matches.
-func searchText(parts ...string) string {
-	var nonEmpty []string
-	for _, p := range parts {
-		if p != "" {
-			nonEmpty = append(nonEmpty, p)
-		}
-	}
-	return fold(strings.Join(nonEmpty, " "))
-}
-
-// searchWords splits a search into folded words; a record matches when its
-// text contains every word.
-func searchWords(search string) []string { return strings.Fields(fold(search)) }
 
 func deref(p *string) string {
 	if p == nil {

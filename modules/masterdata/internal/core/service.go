@@ -12,6 +12,7 @@ import (
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 // Service holds the three resources and answers other modules' lookups.
@@ -28,7 +29,7 @@ type Service struct {
 
 // New builds the service; users resolves manager ids (identity's Directory).
 func New(ctx context.Context, app *kernel.App, users userNames) (*Service, error) {
-	indexed, err := ensureSearchIndexes(ctx, app.DB, app.Log)
+	indexed, err := search.EnsureIndexes(ctx, app.DB, app.Log, "suppliers", "projects", "departments")
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func (s *Service) Departments(ctx context.Context, ids []string) (map[string]Ref
 }
 
 func (s *Service) SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error) {
-	return s.suppliers.store.search(ctx, searchWords(text), limit)
+	return s.suppliers.store.search(ctx, search.Words(text), limit)
 }
 
 // Import inserts the records whose codes no row has used yet (live or

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 // store is the only code that touches the master-data tables; one generic
@@ -41,7 +42,7 @@ func (s store[T, PT]) list(ctx context.Context, q listQuery) ([]T, int64, error)
 		tx = tx.Where(clause.Eq{Column: clause.Column{Name: c.Column}, Value: c.Value})
 	}
 	for _, w := range q.Words {
-		tx = matchWord(tx, s.table, s.indexed, w)
+		tx = search.Match(tx, s.table, s.indexed, w)
 	}
 	tx = tx.Session(&gorm.Session{}) // reusable for the page and the count
 	var rows []T
@@ -124,7 +125,7 @@ func (s store[T, PT]) search(ctx context.Context, words []string, limit int) ([]
 	}
 	tx := s.live(ctx)
 	for _, w := range words {
-		tx = matchWord(tx, s.table, s.indexed, w)
+		tx = search.Match(tx, s.table, s.indexed, w)
 	}
 	var ids []string
 	err := tx.Order("id").Limit(limit).Pluck("id", &ids).Error

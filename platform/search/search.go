@@ -1,0 +1,195 @@
+// Package search is substring search over a stored, folded search_text
+// column: every word of the query must occur in it. On Postgres pg_trgm GIN
+// indexes serve it (TrigramIndex, from a migration). On SQLite
+// a trigram FTS5 table per resource serves it when the SQLite library has
+// FTS5 (the build tag sqlite_fts5, which make and the Dockerfile set);
+// without FTS5 search falls back to scanning, and says so at start.
+//
+// The FTS tables are derived data, kept by triggers, so they are managed
+// here rather than by numbered migrations: a binary without FTS5 must be
+// able to write to a database that an FTS5 binary indexed (it drops the
+// triggers), and an FTS5 binary rebuilds an index whose triggers are gone.
+package search
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"github.com/contractflow/contractflow/platform/db"
+)
+
+// EnsureIndexes prepares the SQLite trigram indexes of tables, each of
+// which has a search_text column, and reports which tables have one.
+func EnsureIndexes(ctx context.Context, database *db.DB, log *slog.Logger, tables ...string) (map[string]bool, error) {
+	indexed := map[string]bool{}
+	if database.Dialect() != db.SQLite {
+		return indexed, nil
+	}
+	conn := database.Conn(ctx)
+	var fts5 int64
+	if err := conn.Raw(`SELECT COUNT(*) FROM pragma_module_list WHERE name = 'fts5'`).Scan(&fts5).Error; err != nil {
+		return nil, err
+	}
+	err := database.InTx(ctx, func(ctx context.Context) error {
+		tx := database.Conn(ctx)
+		for _, t := range tables {
+			if fts5 == 0 {
+				if err := dropTriggers(tx, t); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := ensureIndex(tx, t); err != nil {
+				return fmt.Errorf("search index of %s: %w", t, err)
+			}
+			indexed[t] = true
+		}
+		return nil
+	})
+	if fts5 == 0 && err == nil {
+		log.Warn("SQLite lacks FTS5: search scans its tables; build with -tags sqlite_fts5 (make does)", "tables", tables)
+	}
+	return indexed, err
+}
+
+func ensureIndex(tx *gorm.DB, t string) error {
+	var triggers int64
+	if err := tx.Raw(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE ?`, t+"_fts_%").Scan(&triggers).Error; err != nil {
+		return err
+	}
+	if triggers == 3 {
+		return nil
+	}
+	stmts := []string{
+		fmt.Sprintf(`CREATE VIRTUAL TABLE IF NOT EXISTS %[1]s_fts USING fts5(search_text, content='%[1]s', content_rowid='rowid', tokenize='trigram')`, t),
+		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS %[1]s_fts_insert AFTER INSERT ON %[1]s BEGIN
+			INSERT INTO %[1]s_fts (rowid, search_text) VALUES (new.rowid, new.search_text); END`, t),
+		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS %[1]s_fts_delete AFTER DELETE ON %[1]s BEGIN
+			INSERT INTO %[1]s_fts (%[1]s_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); END`, t),
+		fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS %[1]s_fts_update AFTER UPDATE OF search_text ON %[1]s BEGIN
+			INSERT INTO %[1]s_fts (%[1]s_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text);
+			INSERT INTO %[1]s_fts (rowid, search_text) VALUES (new.rowid, new.search_text); END`, t),
+		// Whatever happened while the triggers were missing, start over.
+		fmt.Sprintf(`INSERT INTO %[1]s_fts (%[1]s_fts) VALUES ('rebuild')`, t),
+	}
+	for _, s := range stmts {
+		if err := tx.Exec(s).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dropTriggers(tx *gorm.DB, t string) error {
+	for _, suffix := range []string{"insert", "delete", "update"} {
+		if err := tx.Exec(fmt.Sprintf(`DROP TRIGGER IF EXISTS %s_fts_%s`, t, suffix)).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Match narrows q to rows whose search_text contains word: through the
+// trigram index when the table has one and the word is long enough to hold
+// a trigram, else by LIKE.
+func Match(q *gorm.DB, table string, indexed bool, word string) *gorm.DB {
+	if indexed && utf8.RuneCountInString(word) >= 3 {
+		// An FTS5 phrase of trigrams matches exactly the substring.
+		phrase := `"` + strings.ReplaceAll(word, `"`, `""`) + `"`
+		return q.Where(table+".rowid IN (SELECT rowid FROM "+table+"_fts WHERE "+table+"_fts MATCH ?)", phrase)
+	}
+	return q.Where(table+".search_text LIKE ? "+db.LikeEscape, db.Contains(word))
+}
+
+// Fold is the form search compares: lower case, without Vietnamese tone and
+// vowel marks (đ → d), so "cong ty" finds "Công ty". Both engines compare
+// the folded text byte for byte, so case and marks behave the same on each.
+func Fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range strings.ToLower(s) {
+		if unicode.Is(unicode.Mn, r) { // a combining mark of decomposed text
+			continue
+		}
+		if base, ok := foldMap[r]; ok {
+			r = base
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+var foldMap = func() map[rune]rune {
+	groups := map[rune]string{
+		'a': "àáảãạăằắẳẵặâầấẩẫậ",
+		'e': "èéẻẽẹêềếểễệ",
+		'i': "ìíỉĩị",
+		'o': "òóỏõọôồốổỗộơờớởỡợ",
+		'u': "ùúủũụưừứửữự",
+		'y': "ỳýỷỹỵ",
+		'd': "đ",
+	}
+	m := map[rune]rune{}
+	for base, marked := range groups {
+		for _, r := range marked {
+			m[r] = base
+		}
+	}
+	return m
+}()
+
+// Text is the folded text a record's search matches: its non-empty parts.
+func Text(parts ...string) string {
+	var nonEmpty []string
+	for _, p := range parts {
+		if p != "" {
+			nonEmpty = append(nonEmpty, p)
+		}
+	}
+	return Fold(strings.Join(nonEmpty, " "))
+}
+
+// Words splits a query into folded words; a record matches when its text
+// contains every word.
+func Words(query string) []string { return strings.Fields(Fold(query)) }
+
+// TrigramIndex, run from a module's migration, makes LIKE '%word%' on
+// table.search_text index-backed on Postgres (it does nothing on SQLite).
+// The pg_trgm extension is database-wide: it is created once, in schema
+// public, under a lock so that schemas migrating side by side do not race,
+// and the index names the operator class by the schema the extension lives
+// in.
+func TrigramIndex(tx *gorm.DB, table string) error {
+	if tx.Dialector.Name() != "postgres" {
+		return nil
+	}
+	schema, err := trgmSchema(tx)
+	if err != nil {
+		return err
+	}
+	if schema == "" {
+		if err := tx.Exec(`SELECT pg_advisory_xact_lock(7312, hashtext('pg_trgm'))`).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`).Error; err != nil {
+			return fmt.Errorf("create extension pg_trgm, which search needs (a database owner or superuser can run CREATE EXTENSION pg_trgm WITH SCHEMA public once): %w", err)
+		}
+		if schema, err = trgmSchema(tx); err != nil {
+			return err
+		}
+	}
+	opclass := `"` + strings.ReplaceAll(schema, `"`, `""`) + `".gin_trgm_ops`
+	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (search_text %s) WHERE deleted_at IS NULL`, table, opclass)).Error
+}
+
+func trgmSchema(tx *gorm.DB) (string, error) {
+	var schema string
+	err := tx.Raw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`).Scan(&schema).Error
+	return schema, err
+}
