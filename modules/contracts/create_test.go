@@ -3,6 +3,7 @@ package contracts_test
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -362,6 +363,23 @@ func TestDeleteByDrafterOrAdminOnly(t *testing.T) {
 		c2 := e.create(t, owner.token, nil)
 		if r := e.do("DELETE", "/api/contracts/"+c2.ID, e.admin, nil); r.Status != 204 {
 			t.Fatalf("admin delete: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// Search ignores case and Vietnamese marks on both databases: SQLite's own
+// LOWER knows only ASCII, so titles are matched through folded search text.
+func TestSearchFoldsVietnamese(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		c := e.create(t, e.admin, map[string]any{"title": "HỢP ĐỒNG Thầu Phụ Cọc Khoan Nhồi"})
+		e.create(t, e.admin, map[string]any{"title": "Mua xi măng"})
+		for _, q := range []string{"hợp đồng", "hop dong", "THẦU phụ", "coc khoan", "nhồi hợp"} {
+			if ids := e.list(t, e.admin, "?search="+url.QueryEscape(q)).ids(); len(ids) != 1 || ids[0] != c.ID {
+				t.Errorf("search %q: %v, want only %s", q, ids, c.ID)
+			}
+		}
+		if ids := e.list(t, e.admin, "?search="+url.QueryEscape("hợp xi")).ids(); len(ids) != 0 {
+			t.Errorf("every word must match: %v", ids)
 		}
 	})
 }

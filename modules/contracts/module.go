@@ -14,6 +14,7 @@ import (
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/migrate"
 	"github.com/contractflow/contractflow/platform/scheduler"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 func init() { kernel.Register(func() kernel.Module { return New() }) }
@@ -54,7 +55,7 @@ func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
 // Provision wires the service to the workflow engine, master data and the
 // directory, registers the contract kind and vetoes deleting master data
 // that live contracts use.
-func (m *Module) Provision(_ context.Context, app *kernel.App) error {
+func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	if err := m.cfg.Validate(); err != nil {
 		return err
 	}
@@ -72,7 +73,11 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	}
 	wf.RegisterKind(core.Kind())
 	m.maxBytes = int64(app.Config.Uploads.MaxBytes)
-	deps := core.Deps{DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
+	indexed, err := search.EnsureIndexes(ctx, app.DB, app.Log, "contracts")
+	if err != nil {
+		return err
+	}
+	deps := core.Deps{SearchIndexed: indexed["contracts"], DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
 		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location, Config: *m.cfg}
 	if r, ok := kernel.Lookup[forms.Renderer](app); ok {
 		deps.Renderer = renderer{r}

@@ -1,6 +1,13 @@
 package core
 
-import "github.com/contractflow/contractflow/platform/migrate"
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"github.com/contractflow/contractflow/platform/migrate"
+	"github.com/contractflow/contractflow/platform/search"
+)
 
 // Migrations are frozen: append new ones, never edit these.
 func Migrations() []migrate.Migration {
@@ -107,5 +114,27 @@ func Migrations() []migrate.Migration {
 		// contract live?", neither reading a table row.
 		`CREATE INDEX ix_contract_approvals_published ON contract_approvals (to_phase, approved_at, contract_id)`,
 		`CREATE INDEX ix_contracts_live_id ON contracts (id, deleted_at) WHERE deleted_at IS NULL`,
-	)}}
+	)}, {Version: 4, Name: "folded search text of title and code", Up: v4SearchText}}
+}
+
+// v4SearchText adds search_text (title and code, folded as platform/search
+// folds: SQLite's LOWER knows only ASCII, so "hợp đồng" never found "HỢP
+// ĐỒNG"), fills it for existing contracts and indexes it on Postgres.
+func v4SearchText(_ context.Context, tx *gorm.DB) error {
+	if err := tx.Exec(`ALTER TABLE contracts ADD COLUMN search_text TEXT NOT NULL DEFAULT ''`).Error; err != nil {
+		return err
+	}
+	var rows []struct {
+		ID, Title string
+		MaHopDong *string
+	}
+	if err := tx.Raw(`SELECT id, title, ma_hop_dong FROM contracts`).Scan(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := tx.Exec(`UPDATE contracts SET search_text = ? WHERE id = ?`, searchText(r.Title, r.MaHopDong), r.ID).Error; err != nil {
+			return err
+		}
+	}
+	return search.TrigramIndex(tx, "contracts")
 }

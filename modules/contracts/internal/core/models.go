@@ -23,6 +23,7 @@ type Contract struct {
 	SLADeadline             *time.Time `gorm:"column:sla_deadline"`
 	SLAWarningSent          bool       `gorm:"column:sla_warning_sent"`
 	MaHopDong               *string
+	SearchText              string // title and code, folded (platform/search)
 	DraftData               string
 	DrafterID               string
 	WorkflowDefinitionID    string

@@ -24,6 +24,7 @@ import (
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/paging"
+	"github.com/contractflow/contractflow/platform/search"
 	"github.com/contractflow/contractflow/platform/storage"
 )
 
@@ -41,6 +42,8 @@ type Deps struct {
 	Templates  Templates // nil when the forms module is off
 	Location   *time.Location
 	Config     Config
+	// SearchIndexed says a trigram index serves search (SQLite with FTS5).
+	SearchIndexed bool
 }
 
 // Service holds the module's behaviour.
@@ -50,7 +53,17 @@ type Service struct {
 }
 
 // New returns the service.
-func New(d Deps) *Service { return &Service{Deps: d, store: &store{db: d.DB}} }
+func New(d Deps) *Service {
+	return &Service{Deps: d, store: &store{db: d.DB, indexed: d.SearchIndexed}}
+}
+
+// searchText is what list search matches of a contract besides its supplier.
+func searchText(title string, code *string) string {
+	if code == nil {
+		return search.Text(title)
+	}
+	return search.Text(title, *code)
+}
 
 func (s *Service) now() time.Time { return s.Clock.Now() }
 
@@ -430,7 +443,7 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 	if currency == "" {
 		currency = "VND"
 	}
-	c := &Contract{ID: uuid.Must(uuid.NewV7()).String(), Title: in.Title, ContractType: in.ContractType,
+	c := &Contract{ID: uuid.Must(uuid.NewV7()).String(), Title: in.Title, SearchText: searchText(in.Title, nil), ContractType: in.ContractType,
 		TemplateID: in.TemplateID, SupplierID: in.SupplierID, ProjectID: in.ProjectID, DepartmentID: in.DepartmentID,
 		Value: in.Value, Currency: currency, BypassProcurementAndCCM: in.BypassProcurementAndCCM,
 		Phase: def.InitialPhase, SLADeadline: &deadline, DraftData: draft, DrafterID: p.UserID,
@@ -487,7 +500,7 @@ func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in U
 	if currency == "" {
 		currency = c.Currency
 	}
-	cols := map[string]any{"title": in.Title, "template_id": in.TemplateID, "supplier_id": in.SupplierID,
+	cols := map[string]any{"title": in.Title, "search_text": searchText(in.Title, c.MaHopDong), "template_id": in.TemplateID, "supplier_id": in.SupplierID,
 		"project_id": in.ProjectID, "department_id": in.DepartmentID, "value": in.Value, "currency": currency,
 		"bypass_procurement_and_ccm": in.BypassProcurementAndCCM, "draft_data": draft,
 		"purchase_evaluation_id": in.PurchaseEvaluationID, "budget_line_id": in.BudgetLineID, "description": in.Description,

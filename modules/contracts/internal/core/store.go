@@ -10,10 +10,14 @@ import (
 
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/paging"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 // store is the only code that touches the contract tables.
-type store struct{ db *db.DB }
+type store struct {
+	db      *db.DB
+	indexed bool // a trigram index serves search_text (SQLite with FTS5)
+}
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
 
@@ -79,15 +83,16 @@ func (s *store) list(ctx context.Context, sc scope, f listFilter, req paging.Req
 	if f.ContractType != "" {
 		q = q.Where("contracts.contract_type = ?", f.ContractType)
 	}
-	if f.Search != "" {
-		like := "%" + escapeLike(strings.ToLower(f.Search)) + "%"
-		cond := "LOWER(contracts.title) LIKE ? ESCAPE '\\' OR LOWER(contracts.ma_hop_dong) LIKE ? ESCAPE '\\'"
-		args := []any{like, like}
-		if len(f.SupplierMatches) > 0 {
-			cond += " OR contracts.supplier_id IN ?"
-			args = append(args, f.SupplierMatches)
+	if words := search.Words(f.Search); len(words) > 0 {
+		// Every word in the title or code, or a supplier whose name matches.
+		own := s.conn(ctx).Session(&gorm.Session{NewDB: true})
+		for _, w := range words {
+			own = search.Match(own, "contracts", s.indexed, w)
 		}
-		q = q.Where("("+cond+")", args...)
+		if len(f.SupplierMatches) > 0 {
+			own = s.conn(ctx).Session(&gorm.Session{NewDB: true}).Where(own).Or("contracts.supplier_id IN ?", f.SupplierMatches)
+		}
+		q = q.Where(own)
 	}
 	return s.page(q, req)
 }
@@ -113,10 +118,6 @@ func (s *store) page(q *gorm.DB, req paging.Request) ([]Contract, int64, error) 
 		return nil, 0, err
 	}
 	return rows, total, nil
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 func (s *store) get(ctx context.Context, id string) (*Contract, error) {

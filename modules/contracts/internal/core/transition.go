@@ -71,6 +71,7 @@ func (s *Service) move(ctx context.Context, c *Contract, def *workflowdesigner.D
 			}
 			code = &generated
 			cols["ma_hop_dong"] = generated
+			cols["search_text"] = searchText(c.Title, code)
 		}
 		ok, err := s.store.move(ctx, c.ID, c.Phase, cols)
 		if err != nil {
