@@ -12,3 +12,46 @@ func Decode(c *fiber.Ctx, dst any) error {
 	}
 	return decode(c.Body(), dst)
 }
+
+// JSON adapts a call that needs no body to a handler answering 200 with
+// its result as JSON.
+func JSON[Out any](call func(c *fiber.Ctx) (Out, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		out, err := call(c)
+		if err != nil {
+			return err
+		}
+		return c.JSON(out)
+	}
+}
+
+// JSONBody adapts a call taking the decoded JSON body (see Decode) to a
+// handler answering 200 with its result as JSON.
+func JSONBody[In, Out any](call func(c *fiber.Ctx, in In) (Out, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var in In
+		if err := Decode(c, &in); err != nil {
+			return err
+		}
+		out, err := call(c, in)
+		if err != nil {
+			return err
+		}
+		return c.JSON(out)
+	}
+}
+
+// NoContentBody adapts a call taking the decoded JSON body to a handler
+// answering 204.
+func NoContentBody[In any](call func(c *fiber.Ctx, in In) error) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		var in In
+		if err := Decode(c, &in); err != nil {
+			return err
+		}
+		if err := call(c, in); err != nil {
+			return err
+		}
+		return NoContent(c)
+	}
+}
