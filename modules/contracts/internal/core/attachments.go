@@ -16,6 +16,7 @@ import (
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/storage"
 )
 
@@ -61,7 +62,7 @@ func (s *Service) AddAttachment(ctx context.Context, p authn.Principal, id, purp
 		return AttachmentDTO{}, apperr.FieldError("Purpose", "Must be one of: ScannedSigned, SealedCopy.")
 	}
 	if up.Size > maxBytes {
-		return AttachmentDTO{}, tooLarge(maxBytes)
+		return AttachmentDTO{}, httpx.TooLarge(maxBytes)
 	}
 	f, err := up.Open()
 	if err != nil {
@@ -122,17 +123,13 @@ func detectZip(head []byte, rest io.Reader, maxBytes int64) (string, string, boo
 	return "", "", false
 }
 
-func tooLarge(maxBytes int64) *apperr.Error {
-	return apperr.New(apperr.KindTooLarge, "payload_too_large", fmt.Sprintf("Files may be at most %d bytes.", maxBytes))
-}
-
 func (s *Service) storeAttachment(ctx context.Context, p authn.Principal, c *Contract, purpose, fileName, contentType, ext string,
 	r io.Reader, maxBytes int64) (AttachmentDTO, error) {
 	now := s.now()
 	key := storage.NewKey("contracts/"+c.ID, now, ext)
 	size, err := s.Blobs.Put(ctx, key, r, maxBytes)
 	if err == storage.ErrTooLarge {
-		return AttachmentDTO{}, tooLarge(maxBytes)
+		return AttachmentDTO{}, httpx.TooLarge(maxBytes)
 	}
 	if err != nil {
 		return AttachmentDTO{}, err

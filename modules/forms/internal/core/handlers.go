@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"strconv"
 	"strings"
 
@@ -98,12 +96,12 @@ func (h handlers) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in := UploadInput{FileName: up.fileName, Data: up.data, FieldSpec: up.value("fieldSpec")}
+	in := UploadInput{FileName: up.fileName, Data: up.data, FieldSpec: up.Value("fieldSpec")}
 	for _, f := range []struct {
 		name string
 		dst  *string
 	}{{"formCode", &in.FormCode}, {"name", &in.Name}, {"contractType", &in.ContractType}} {
-		if v := up.value(f.name); v != nil {
+		if v := up.Value(f.name); v != nil {
 			*f.dst = *v
 		}
 	}
@@ -120,7 +118,7 @@ func (h handlers) replaceFile(c *fiber.Ctx) error {
 		return err
 	}
 	var version *int
-	if v := up.value("version"); v != nil && strings.TrimSpace(*v) != "" {
+	if v := up.Value("version"); v != nil && strings.TrimSpace(*v) != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(*v))
 		if err != nil {
 			return apperr.FieldError("Version", "Must be a whole number.")
@@ -134,54 +132,22 @@ func (h handlers) replaceFile(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// upload is a multipart request's one file and its form fields.
+// upload is a multipart request's file, read whole, and its form fields.
 type upload struct {
+	*httpx.Upload
 	fileName string
 	data     []byte
-	values   map[string][]string
-}
-
-// value returns a form field, matching its name case-insensitively.
-func (u *upload) value(name string) *string {
-	for k, vs := range u.values {
-		if strings.EqualFold(k, name) && len(vs) > 0 {
-			return &vs[0]
-		}
-	}
-	return nil
 }
 
 // readUpload reads a multipart/form-data body with the file in the field
 // "file", holding it to uploads.maxBytes (413).
 func (h handlers) readUpload(c *fiber.Ctx) (*upload, error) {
-	mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
-	if err != nil || mt != fiber.MIMEMultipartForm {
-		return nil, apperr.New(apperr.KindUnsupportedMedia, "unsupported_media_type",
-			`Send the template as multipart/form-data with the file in the field "file".`)
-	}
-	form, err := c.MultipartForm()
-	if err != nil {
-		return nil, apperr.FieldError("Body", "The body is not a valid multipart form.")
-	}
-	var files []*multipart.FileHeader
-	for k, fs := range form.File {
-		if strings.EqualFold(k, "file") {
-			files = append(files, fs...)
-		}
-	}
-	switch len(files) {
-	case 0:
-		return nil, apperr.FieldError("File", `Attach the template file in the form field "file".`)
-	case 1:
-	default:
-		return nil, apperr.FieldError("File", "Attach exactly one file.")
-	}
 	limit := h.svc.MaxUploadBytes()
-	tooLarge := apperr.New(apperr.KindTooLarge, "payload_too_large", fmt.Sprintf("The file is larger than %d bytes.", limit))
-	if files[0].Size > limit {
-		return nil, tooLarge
+	up, err := httpx.ReadUpload(c, "file", limit)
+	if err != nil {
+		return nil, err
 	}
-	f, err := files[0].Open()
+	f, err := up.File.Open()
 	if err != nil {
 		return nil, fmt.Errorf("open uploaded file: %w", err)
 	}
@@ -191,7 +157,7 @@ func (h handlers) readUpload(c *fiber.Ctx) (*upload, error) {
 		return nil, fmt.Errorf("read uploaded file: %w", err)
 	}
 	if int64(len(data)) > limit {
-		return nil, tooLarge
+		return nil, httpx.TooLarge(limit)
 	}
-	return &upload{fileName: files[0].Filename, data: data, values: form.Value}, nil
+	return &upload{Upload: up, fileName: up.File.Filename, data: data}, nil
 }
