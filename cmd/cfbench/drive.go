@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errExhausted ends a worker when its scenario has no work left (the
+// transition scenario runs out of contracts in DangSoanThao). It is not an
+// error of the request.
+var errExhausted = errors.New("no work left")
+
+// op is one measured unit of work: an HTTP request with its whole response
+// read, a raw database transaction or one password hash. seq numbers the
+// operations of a run from 0, so an op can pick distinct work by it.
+type op func(ctx context.Context, worker, seq int) error
+
+// limits bound a run: it ends when the window closes or after maxOps
+// operations, whichever comes first. Operations in flight when the window
+// closes finish and count; the elapsed time includes them.
+type limits struct {
+	Clients  int
+	Duration time.Duration
+	MaxOps   int
+}
+
+// result is what one run measured.
+type result struct {
+	Name     string
+	Group    string // "http" or "raw"
+	Clients  int
+	Ops      int // finished operations, failed ones included
+	Errors   int
+	Elapsed  time.Duration
+	Lat      []time.Duration // every finished operation, sorted
+	FirstErr string
+	Note     string
+
+	PeakRSS int64         // server's peak RSS during the run, bytes (0: not measured)
+	CPU     time.Duration // CPU time the server (raw: this process) spent on the run
+	Ratio   float64       // to the raw limit named by RawOf (0: none)
+	RawOf   string
+}
+
+// cpuPerOp is the CPU time per finished operation.
+func (r result) cpuPerOp() time.Duration {
+	if r.Ops == 0 || r.CPU <= 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Ops)
+}
+
+// rate is finished operations per second.
+func (r result) rate() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Ops-r.Errors) / r.Elapsed.Seconds()
+}
+
+// pct is the nearest-rank percentile p (0..1) of the latencies.
+func (r result) pct(p float64) time.Duration {
+	if len(r.Lat) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(r.Lat)))) - 1
+	return r.Lat[max(0, min(i, len(r.Lat)-1))]
+}
+
+// drive runs fn from l.Clients goroutines until l.Duration has passed,
+// l.MaxOps operations have started or fn reports errExhausted, and measures
+// each operation's latency. ctx cancels the whole run (Ctrl-C, overall limit).
+func drive(ctx context.Context, name string, l limits, fn op) result {
+	deadline := time.Now().Add(l.Duration)
+	var next atomic.Int64
+	lat := make([][]time.Duration, l.Clients)
+	errs := make([]int, l.Clients)
+	var firstErr atomic.Pointer[string]
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range l.Clients {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				seq := int(next.Add(1) - 1)
+				if seq >= l.MaxOps {
+					return
+				}
+				t0 := time.Now()
+				err := fn(ctx, w, seq)
+				d := time.Since(t0)
+				if errors.Is(err, errExhausted) || (err != nil && ctx.Err() != nil) {
+					return
+				}
+				lat[w] = append(lat[w], d)
+				if err != nil {
+					errs[w]++
+					msg := err.Error()
+					firstErr.CompareAndSwap(nil, &msg)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r := result{Name: name, Clients: l.Clients, Elapsed: time.Since(start)}
+	for w := range l.Clients {
+		r.Lat = append(r.Lat, lat[w]...)
+		r.Errors += errs[w]
+	}
+	slices.Sort(r.Lat)
+	r.Ops = len(r.Lat)
+	if p := firstErr.Load(); p != nil {
+		r.FirstErr = *p
+	}
+	return r
+}
+
+// client is a keep-alive HTTP client of one base address on 127.0.0.1.
+type client struct {
+	base string
+	hc   *http.Client
+	bufs sync.Pool
+}
+
+func newClient(base string, conns int) *client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns * 2,
+		MaxIdleConnsPerHost: conns * 2,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+	return &client{base: base, hc: &http.Client{Transport: tr, Timeout: 3 * time.Minute},
+		bufs: sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+}
+
+// call sends one request and reads the whole response. It fails unless the
+// status is want. out, when not nil, receives the decoded JSON body.
+func (c *client) call(ctx context.Context, method, path, token string, body []byte, want int, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	buf := c.bufs.Get().(*bytes.Buffer)
+	defer c.bufs.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return fmt.Errorf("%s %s: read body: %w", method, path, err)
+	}
+	if resp.StatusCode != want {
+		snippet := buf.Bytes()[:min(buf.Len(), 200)]
+		return fmt.Errorf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, snippet)
+	}
+	if out != nil {
+		if err := json.Unmarshal(buf.Bytes(), out); err != nil {
+			return fmt.Errorf("%s %s: decode: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// download sends a GET and counts the response bytes without keeping them
+// (exports).
+func (c *client) download(ctx context.Context, path, token string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("GET %s: read body: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return n, fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
+	}
+	return n, nil
+}
+
+// mustJSON marshals a request body known to be marshalable.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// parallel runs fn(i) for i in [0, n) from clients goroutines and returns the
+// first error; it stops handing out work after an error or when ctx ends.
+func parallel(ctx context.Context, n, clients int, fn func(i int) error) error {
+	var next atomic.Int64
+	var first atomic.Pointer[error]
+	var wg sync.WaitGroup
+	for range min(clients, max(n, 1)) {
+		wg.Go(func() {
+			for ctx.Err() == nil && first.Load() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					first.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := first.Load(); p != nil {
+		return *p
+	}
+	return ctx.Err()
+}

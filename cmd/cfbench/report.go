@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// machine describes where the run happened.
+type machine struct {
+	Cores     int
+	MemTotal  int64 // bytes
+	CPU       string
+	LoadAvg   string // 1, 5, 15 minutes, at the start of the run
+	GoVersion string
+	Commit    string // short hash, "+dirty" when the tree has changes
+}
+
+func describeMachine(ctx context.Context, repo string) machine {
+	m := machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), CPU: "unknown", Commit: "unknown"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				m.MemTotal = kb * 1024
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			m.LoadAvg = strings.Join(f[:3], " ")
+		}
+	}
+	git := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if c := git("rev-parse", "--short", "HEAD"); c != "" {
+		m.Commit = c
+		if git("status", "--porcelain", "--untracked-files=no") != "" {
+			m.Commit += "+dirty"
+		}
+	}
+	return m
+}
+
+// report is everything a run measured.
+type report struct {
+	When       time.Time
+	Machine    machine
+	DB         string // "SQLite" or "Postgres"
+	DBVersion  string
+	Data       *dataset
+	DBSize     int64
+	Limits     limits
+	HTTP       []result
+	Raw        map[string]result
+	BinarySize int64
+	Tags       string // go build -tags of the server
+	BuildTime  time.Duration
+	FirstStart time.Duration // fresh database: migrate and seed
+	Startup    time.Duration // with the data set
+	IdleRSS    int64
+	IdleAnon   int64 // of IdleRSS: anonymous memory
+	IdleFile   int64 // of IdleRSS: file pages (the binary)
+	PeakRSS    int64
+	Total      time.Duration
+	Notes      []string
+}
+
+func (r *report) ratios() {
+	for i := range r.HTTP {
+		h := &r.HTTP[i]
+		if raw, ok := r.Raw[h.RawOf]; ok && raw.rate() > 0 {
+			h.Ratio = h.rate() / raw.rate()
+		}
+	}
+}
+
+func (r *report) find(name string) (result, bool) {
+	for _, h := range r.HTTP {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return result{}, false
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func ms(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= 100*time.Millisecond:
+		return fmt.Sprintf("%.0f ms", float64(d)/1e6)
+	case d >= 10*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+}
+
+func tagsNote(tags string) string {
+	if tags == "" {
+		return ""
+	}
+	return " -tags " + tags
+}
+
+func cpuMS(d time.Duration) string {
+	if d <= 0 {
+		return "—"
+	}
+	return ms(d)
+}
+
+func pct(x float64) string {
+	switch {
+	case x == 0:
+		return "—"
+	case x >= 0.1:
+		return fmt.Sprintf("%.1f %%", x*100)
+	}
+	return fmt.Sprintf("%.2g %%", x*100)
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteRune(' ')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func rate(x float64) string {
+	if x >= 100 {
+		return thousands(int(x + 0.5))
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// target is one figure of issue 8's list with its verdict.
+type target struct {
+	Text, Measured, Verdict string
+}
+
+// cpuRatio compares CPU per operation, raw / HTTP: the share of the
+// server's work that is the raw work itself, which the other load on a
+// shared machine disturbs less than the rates.
+func cpuRatio(h, raw result) string {
+	if h.cpuPerOp() <= 0 || raw.cpuPerOp() <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (CPU per operation: raw %s, server %s = %s)", ms(raw.cpuPerOp()), ms(h.cpuPerOp()),
+		pct(float64(raw.cpuPerOp())/float64(h.cpuPerOp())))
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+func (r *report) targets() []target {
+	var ts []target
+	missing := func(text string) { ts = append(ts, target{text, "not measured", "—"}) }
+	sqliteOnly := ""
+	if r.DB != "SQLite" {
+		sqliteOnly = " (the target is stated for SQLite)"
+	}
+	if h, ok := r.find("transition"); ok {
+		raw := r.Raw[rawTx]
+		ts = append(ts, target{"HTTP transition ≥ 50 % of the raw transaction rate" + sqliteOnly,
+			fmt.Sprintf("%s req/s vs %s tx/s = %s%s", rate(h.rate()), rate(raw.rate()), pct(h.Ratio), cpuRatio(h, raw)), verdict(h.Ratio >= 0.5 && h.Errors == 0)})
+	} else {
+		missing("HTTP transition ≥ 50 % of the raw transaction rate")
+	}
+	for _, name := range []string{"inbox page 1", "list page 1"} {
+		if h, ok := r.find(name); ok {
+			ts = append(ts, target{name + ": p99 < 5 ms and ≥ 3 000 req/s",
+				fmt.Sprintf("p99 %s, %s req/s", ms(h.pct(.99)), rate(h.rate())), verdict(h.pct(.99) < 5*time.Millisecond && h.rate() >= 3000 && h.Errors == 0)})
+		} else {
+			missing(name + ": p99 < 5 ms and ≥ 3 000 req/s")
+		}
+	}
+	if h, ok := r.find("contract detail"); ok {
+		ts = append(ts, target{"contract detail p99 < 5 ms", "p99 " + ms(h.pct(.99)), verdict(h.pct(.99) < 5*time.Millisecond && h.Errors == 0)})
+	}
+	if h, ok := r.find("dashboard"); ok {
+		ts = append(ts, target{"dashboard p99 < 50 ms", "p99 " + ms(h.pct(.99)), verdict(h.pct(.99) < 50*time.Millisecond && h.Errors == 0)})
+	}
+	if h, ok := r.find("export 100k rows"); ok && h.Ops > 0 {
+		worst := h.Lat[len(h.Lat)-1]
+		over := h.PeakRSS - r.IdleRSS
+		ts = append(ts, target{"export of 100 000 rows < 3 s, server peak RSS < 100 MiB over idle",
+			fmt.Sprintf("%s rows: slowest %s of %d; peak %s = idle + %s", thousands(len(r.Data.LiveIDs)), ms(worst), h.Ops, mib(h.PeakRSS), mib(over)),
+			verdict(worst < 3*time.Second && over < 100<<20 && h.Errors == 0)})
+	} else {
+		missing("export of 100 000 rows < 3 s, server peak RSS < 100 MiB over idle")
+	}
+	if h, ok := r.find("login"); ok {
+		raw := r.Raw[rawHash]
+		ts = append(ts, target{"login ≥ 90 % of the raw hash rate",
+			fmt.Sprintf("%s req/s vs %s hashes/s = %s%s", rate(h.rate()), rate(raw.rate()), pct(h.Ratio), cpuRatio(h, raw)), verdict(h.Ratio >= 0.9 && h.Errors == 0)})
+	}
+	if h, ok := r.find("mixed: list page 1"); ok {
+		lg, _ := r.find("mixed: login")
+		ts = append(ts, target{"list p99 < 20 ms while logins run at full speed",
+			fmt.Sprintf("list p99 %s (%s req/s) with %s logins/s", ms(h.pct(.99)), rate(h.rate()), rate(lg.rate())), verdict(h.pct(.99) < 20*time.Millisecond && h.Errors == 0)})
+	}
+	ts = append(ts, target{"idle RSS < 30 MiB", fmt.Sprintf("%s (anonymous %s + file pages %s)", mib(r.IdleRSS), mib(r.IdleAnon), mib(r.IdleFile)),
+		verdict(r.IdleRSS > 0 && r.IdleRSS < 30<<20)})
+	return ts
+}
+
+// markdown renders the run as the section of its database.
+func (r *report) markdown() string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	ds := r.Data
+	w("## %s\n\n", r.DB)
+	w("- Date: %s\n", r.When.UTC().Format("2006-01-02 15:04 MST"))
+	w("- Machine: %d cores (%s), %.1f GiB memory, load average %s at the start\n", r.Machine.Cores, r.Machine.CPU, float64(r.Machine.MemTotal)/(1<<30), r.Machine.LoadAvg)
+	w("- Go: %s; git commit: %s\n", r.Machine.GoVersion, r.Machine.Commit)
+	w("- Database: %s\n", r.DBVersion)
+	w("- Data set: %s users over 12 roles, %s suppliers, %s projects, %s departments, %s contracts (%s live) with %s approvals and %s comments; %s on disk\n",
+		thousands(ds.Users), thousands(ds.Suppliers), thousands(ds.Projects), thousands(ds.Departments), thousands(ds.Contracts),
+		thousands(len(ds.LiveIDs)), thousands(ds.Approvals), thousands(ds.Comments), mib(r.DBSize))
+	var phases []string
+	for _, p := range phaseShare {
+		phases = append(phases, fmt.Sprintf("%s %s", p.Phase, thousands(ds.ByPhase[p.Phase])))
+	}
+	w("- Live contracts by phase: %s\n", strings.Join(phases, ", "))
+	w("- Load: %d clients per scenario for %s (request cap %s), keep-alive HTTP/1.1 on 127.0.0.1\n\n",
+		r.Limits.Clients, r.Limits.Duration, thousands(r.Limits.MaxOps))
+
+	w("| Scenario | Clients | Requests | req/s | p50 | p95 | p99 | Errors | Ratio to raw limit | Server CPU/req | Server peak RSS |\n")
+	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, h := range r.HTTP {
+		w("| %s | %d | %s | %s | %s | %s | %s | %d | %s of %s | %s | %s |\n", h.Name, h.Clients, thousands(h.Ops), rate(h.rate()),
+			ms(h.pct(.5)), ms(h.pct(.95)), ms(h.pct(.99)), h.Errors, pct(h.Ratio), h.RawOf, cpuMS(h.cpuPerOp()), mib(h.PeakRSS))
+	}
+	w("\n| Raw limit | Clients | Operations | ops/s | p50 | p95 | p99 | Errors | CPU/op |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, name := range []string{rawTx, rawHash, rawFiber} {
+		if x, ok := r.Raw[name]; ok {
+			w("| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", name, x.Clients, thousands(x.Ops), rate(x.rate()),
+				ms(x.pct(.5)), ms(x.pct(.95)), ms(x.pct(.99)), x.Errors, cpuMS(x.cpuPerOp()))
+		}
+	}
+	w("\nServer CPU/req is the server process's user + system CPU time over the scenario divided by its requests\n" +
+		"(10 ms ticks of /proc/<pid>/stat; not split between the two groups of the mixed run): less sensitive\n" +
+		"to the other load on a shared machine than req/s. CPU/op of a raw limit is this process's.\n")
+	w("\n| Figure | Value |\n|---|---:|\n")
+	w("| Binary size (-trimpath -s -w%s) | %s |\n", tagsNote(r.Tags), mib(r.BinarySize))
+	w("| Build of the server (go build, with the module cache) | %s |\n", ms(r.BuildTime))
+	w("| Start-up to ready, fresh database (migrate + seed) | %s |\n", ms(r.FirstStart))
+	w("| Start-up to ready with %s contracts | %s |\n", thousands(ds.Contracts), ms(r.Startup))
+	w("| Idle RSS after start-up and 3 s settle | %s (anonymous %s, file pages %s) |\n", mib(r.IdleRSS), mib(r.IdleAnon), mib(r.IdleFile))
+	w("| Server peak RSS over the run (VmHWM) | %s |\n", mib(r.PeakRSS))
+	w("| Data load: API (master data, 12 users) / SQL bulk | %s / %s |\n", ms(ds.APITime), ms(ds.SQLTime))
+	w("| Whole run | %s |\n", ms(r.Total))
+
+	w("\nWhat each row does:\n\n")
+	for _, h := range r.HTTP {
+		w("- **%s**: %s.\n", h.Name, h.Note)
+	}
+	for _, name := range []string{rawTx, rawHash, rawFiber} {
+		if x, ok := r.Raw[name]; ok {
+			w("- **%s**: %s.\n", name, x.Note)
+		}
+	}
+	var errs []string
+	for _, h := range append(append([]result(nil), r.HTTP...), r.Raw[rawTx], r.Raw[rawHash], r.Raw[rawFiber]) {
+		if h.FirstErr != "" {
+			errs = append(errs, fmt.Sprintf("- %s: %d errors; first: `%s`", h.Name, h.Errors, strings.ReplaceAll(h.FirstErr, "`", "'")))
+		}
+	}
+	if len(errs) > 0 {
+		w("\nErrors:\n\n%s\n", strings.Join(errs, "\n"))
+	}
+
+	w("\n### Targets (issue 8)\n\n")
+	if ds.Contracts != 100_000 {
+		w("The targets are stated for 100 000 contracts; this run had %s.\n\n", thousands(ds.Contracts))
+	}
+	w("| Target | Measured | Verdict |\n|---|---|---|\n")
+	for _, t := range r.targets() {
+		w("| %s | %s | %s |\n", t.Text, t.Measured, t.Verdict)
+	}
+	if len(r.Notes) > 0 {
+		w("\nNotes:\n\n")
+		for _, n := range r.Notes {
+			w("- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+const docHeader = `# Benchmarks
+
+Generated by ` + "`make bench`" + ` (` + "`go run ./cmd/cfbench`" + `, flags through ` + "`BENCHFLAGS`" + `); do not edit by
+hand. Each run replaces the section of the database it ran on and keeps the other.
+
+How a run works: it builds ` + "`cmd/contractflow`" + ` (as ` + "`make build`" + ` does), starts it on 127.0.0.1 on a fresh
+database with the rate limits raised by configuration, creates master data and one user per role
+through the API, stops it, bulk-inserts the rest of the users and the contracts with their approvals
+and comments in SQL, starts it again (the start-up time with the data set), and drives each scenario
+with a fixed number of keep-alive clients for a fixed time and a request cap. Latencies are per
+request, measured by the client until the whole response is read; percentiles are nearest-rank.
+The raw limits run in the same run on the same machine, each next to the scenarios compared with
+it so that both see the same background load: the trivial Fiber JSON handler (in the harness, on
+another port) before the GET scenarios, the argon2id hash alone before the logins, and the
+transition's writes as one database/sql transaction on the same database right after the
+transition scenario, with the server stopped. Ratios are HTTP rate / raw rate: transition / raw
+transaction, login / hash, every GET / Fiber handler. The server's peak RSS per scenario is its
+VmHWM after clearing it (` + "`/proc/<pid>/clear_refs`" + `), cross-checked by sampling VmRSS every 20 ms.
+The machine is shared: read the load average beside each table before comparing runs.
+
+Micro-benchmarks of single functions stay in their packages: ` + "`make bench-go`" + `.
+`
+
+// writeDoc replaces (or appends) the section of r.DB in path, keeping the
+// other database's section.
+func writeDoc(path string, r *report) error {
+	key := strings.ToLower(r.DB)
+	begin, end := "<!-- cfbench:"+key+":begin -->", "<!-- cfbench:"+key+":end -->"
+	section := begin + "\n" + r.markdown() + end + "\n"
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	sections := map[string]string{}
+	for _, k := range []string{"sqlite", "postgres"} {
+		b, e := "<!-- cfbench:"+k+":begin -->", "<!-- cfbench:"+k+":end -->"
+		s := string(old)
+		if i := strings.Index(s, b); i >= 0 {
+			if j := strings.Index(s[i:], e); j >= 0 {
+				sections[k] = s[i:i+j+len(e)] + "\n"
+			}
+		}
+	}
+	sections[key] = section
+	var out strings.Builder
+	out.WriteString(docHeader)
+	for _, k := range []string{"sqlite", "postgres"} {
+		if s, ok := sections[k]; ok {
+			out.WriteString("\n" + s)
+		}
+	}
+	return os.WriteFile(path, []byte(out.String()), 0o644)
+}
