@@ -44,26 +44,6 @@ func (h handlers) list(c *fiber.Ctx) error {
 	return c.JSON(page)
 }
 
-func (h handlers) get(c *fiber.Ctx) error {
-	out, err := h.svc.Get(c.UserContext(), c.Params("id"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(out)
-}
-
-func (h handlers) update(c *fiber.Ctx) error {
-	var in UpdateRequest
-	if err := httpx.Decode(c, &in); err != nil {
-		return err
-	}
-	out, err := h.svc.Update(c.UserContext(), caller(c), c.Params("id"), in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(out)
-}
-
 // render answers the filled template as a download. Numbers in the body
 // are read as written (json.Number), so money keeps every digit.
 func (h handlers) render(c *fiber.Ctx) error {
