@@ -36,7 +36,6 @@ type options struct {
 	env     []string
 	dir     string
 	clock   *clock.Manual
-	noStart bool
 }
 
 // Option adjusts the instance Start builds.

@@ -133,11 +133,6 @@ var ListSpec = paging.Spec{
 // InboxSpec pages the inbox; its order is always the deadline.
 var InboxSpec = paging.Spec{Sort: map[string]string{"slaDeadline": "contracts.sla_deadline"}, DefaultSort: "slaDeadline"}
 
-// supplierSearcher is implemented by master data to find suppliers by name.
-type supplierSearcher interface {
-	SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error)
-}
-
 // List returns a page of the contracts the caller may see.
 func (s *Service) List(ctx context.Context, p authn.Principal, f listFilter, req paging.Request) (paging.Page[Summary], error) {
 	if f.Phase != "" && !slices.Contains(Phases, f.Phase) {
@@ -152,13 +147,11 @@ func (s *Service) List(ctx context.Context, p authn.Principal, f listFilter, req
 		}
 	}
 	if f.Search != "" {
-		if ss, ok := s.MasterData.(supplierSearcher); ok {
-			ids, err := ss.SearchSupplierIDs(ctx, f.Search, 500)
-			if err != nil {
-				return paging.Page[Summary]{}, err
-			}
-			f.SupplierMatches = ids
+		ids, err := s.MasterData.SearchSupplierIDs(ctx, f.Search, 500)
+		if err != nil {
+			return paging.Page[Summary]{}, err
 		}
+		f.SupplierMatches = ids
 	}
 	sc, err := s.scopeOf(ctx, p)
 	if err != nil {

@@ -20,7 +20,7 @@ func (s *Service) Roles(ctx context.Context) ([]RoleDTO, error) {
 	}
 	out := make([]RoleDTO, len(roles))
 	for i, r := range roles {
-		out[i] = RoleDTO{ID: r.ID, Name: r.Name, Code: r.Code, Description: r.Description}
+		out[i] = RoleDTO(r)
 	}
 	return out, nil
 }
