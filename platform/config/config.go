@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/contractflow/contractflow/config"
+	"github.com/contractflow/contractflow/platform/calendar"
 )
 
 // EnvPrefix starts every environment variable the service reads.
@@ -64,8 +65,14 @@ type Config struct {
 		MaxAgeDays int    `mapstructure:"maxAgeDays"`
 	} `mapstructure:"log"`
 	Business struct {
-		TimeZone string         `mapstructure:"timeZone"`
-		Location *time.Location `mapstructure:"-"`
+		TimeZone string `mapstructure:"timeZone"`
+		// WorkingDays, WorkingHours and Holidays describe working time for
+		// SLA deadlines when a module's sla.calendar is workingHours; see
+		// package calendar and Config.Calendar.
+		WorkingDays  []string       `mapstructure:"workingDays"`
+		WorkingHours []string       `mapstructure:"workingHours"`
+		Holidays     []string       `mapstructure:"holidays"`
+		Location     *time.Location `mapstructure:"-"`
 	} `mapstructure:"business"`
 	JWT struct {
 		Secret             string `mapstructure:"secret"`
@@ -99,6 +106,28 @@ func (c *Config) ModuleEnabled(name string) bool {
 	return !ok || t.Enabled
 }
 
+// Calendar returns the SLA calendar of the given mode (a module's
+// sla.calendar) over the business.* working time, so every module that
+// computes deadlines counts them the same way.
+func (c *Config) Calendar(mode calendar.Mode) (*calendar.Calendar, error) {
+	return calendar.New(calendar.Config{
+		Mode:         mode,
+		Location:     c.Business.Location,
+		WorkingDays:  c.Business.WorkingDays,
+		WorkingHours: c.Business.WorkingHours,
+		Holidays:     c.Business.Holidays,
+	})
+}
+
+// codeDefaults are defaults kept next to the code that gives them meaning
+// rather than in config/defaults.yaml; a value there (or in any later
+// layer) wins over these.
+var codeDefaults = map[string]any{
+	"business.workingDays":  strings.Split(calendar.DefaultWorkingDays, ","),
+	"business.workingHours": strings.Split(calendar.DefaultWorkingHours, ","),
+	"business.holidays":     []string{},
+}
+
 // Options tell Load where to look and which module sections exist.
 type Options struct {
 	// Dir holds config.yaml and config.<env>.yaml; missing files are skipped.
@@ -123,6 +152,9 @@ func Load(opts Options) (*Config, error) {
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(config.Defaults)); err != nil {
 		return nil, fmt.Errorf("embedded defaults: %w", err)
+	}
+	for key, val := range codeDefaults {
+		v.SetDefault(key, val)
 	}
 	for key, ptr := range opts.Sections {
 		defaults := map[string]any{}
@@ -234,6 +266,7 @@ func decode(input map[string]any, out any, prefix string) error {
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(
 			mapstructure.StringToTimeDurationHookFunc(),
 			commaListHook,
+			yamlDateHook,
 		),
 	})
 	if err != nil {
@@ -264,6 +297,20 @@ func commaListHook(from, to reflect.Type, data any) (any, error) {
 		parts[i] = strings.TrimSpace(p)
 	}
 	return parts, nil
+}
+
+// yamlDateHook gives back the text of an unquoted YAML date: the YAML
+// reader turns `- 2026-09-02` into a time, but a string key such as
+// business.holidays wants it as written.
+func yamlDateHook(from, to reflect.Type, data any) (any, error) {
+	t, ok := data.(time.Time)
+	if !ok || to.Kind() != reflect.String {
+		return data, nil
+	}
+	if t.Equal(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)) {
+		return t.Format(time.DateOnly), nil
+	}
+	return t.Format(time.RFC3339Nano), nil
 }
 
 func (c *Config) validate(modules []string) error {
@@ -330,6 +377,17 @@ func (c *Config) validate(modules []string) error {
 		bad("business.timeZone", "unknown time zone %q", c.Business.TimeZone)
 	}
 	c.Business.Location = loc
+	// The working-time keys are checked whatever sla.calendar says, so
+	// switching a module to workingHours never meets a bad value late.
+	if loc == nil {
+		loc = time.UTC // already reported above
+	}
+	if _, err := calendar.New(calendar.Config{
+		Mode: calendar.WorkingHours, Location: loc,
+		WorkingDays: c.Business.WorkingDays, WorkingHours: c.Business.WorkingHours, Holidays: c.Business.Holidays,
+	}); err != nil {
+		errs = append(errs, err)
+	}
 	if c.IsProduction() && (c.JWT.Secret == DefaultJWTSecret || len(c.JWT.Secret) < 32) {
 		bad("jwt.secret", "production needs a secret of at least 32 bytes that is not the default")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/contractflow/contractflow/platform/calendar"
 	"github.com/contractflow/contractflow/platform/config"
 )
 
@@ -52,6 +53,9 @@ func TestLoadDefaultsWithoutDir(t *testing.T) {
 		{"log.level", cfg.Log.Level, "info"},
 		{"business.timeZone", cfg.Business.TimeZone, "Asia/Ho_Chi_Minh"},
 		{"business.location", cfg.Business.Location.String(), "Asia/Ho_Chi_Minh"},
+		{"business.workingDays", cfg.Business.WorkingDays, []string{"Mon", "Tue", "Wed", "Thu", "Fri"}},
+		{"business.workingHours", cfg.Business.WorkingHours, []string{"08:00-17:00"}},
+		{"business.holidays", nonNil(cfg.Business.Holidays), []string{}},
 		{"jwt.secret", cfg.JWT.Secret, config.DefaultJWTSecret},
 		{"jwt.accessTokenMinutes", cfg.JWT.AccessTokenMinutes, 15},
 		{"jwt.refreshTokenDays", cfg.JWT.RefreshTokenDays, 7},
@@ -209,6 +213,95 @@ func TestLoadLists(t *testing.T) {
 	}
 }
 
+func TestLoadBusinessCalendar(t *testing.T) {
+	weekdays := []string{"Mon", "Tue", "Wed", "Thu", "Fri"}
+	tests := []struct {
+		name         string
+		file         string
+		environ      []string
+		wantDays     []string
+		wantHours    []string
+		wantHolidays []string
+	}{
+		{name: "defaults", wantDays: weekdays, wantHours: []string{"08:00-17:00"}, wantHolidays: []string{}},
+		{name: "comma-separated in environment",
+			environ: []string{
+				"CONTRACTFLOW_BUSINESS_WORKINGDAYS=Mon,Tue,Wed,Thu,Fri,Sat",
+				"CONTRACTFLOW_BUSINESS_WORKINGHOURS=08:00-12:00, 13:00-17:00",
+				"CONTRACTFLOW_BUSINESS_HOLIDAYS=2026-01-01, 2026-04-30,2026-05-01",
+			},
+			wantDays:     []string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat"},
+			wantHours:    []string{"08:00-12:00", "13:00-17:00"},
+			wantHolidays: []string{"2026-01-01", "2026-04-30", "2026-05-01"}},
+		{name: "YAML lists in file, dates unquoted",
+			file:         "business:\n  workingDays: [mon, tue]\n  workingHours:\n    - \"07:30-11:30\"\n  holidays:\n    - 2026-09-02\n    - 2027-01-01\n",
+			wantDays:     []string{"mon", "tue"},
+			wantHours:    []string{"07:30-11:30"},
+			wantHolidays: []string{"2026-09-02", "2027-01-01"}},
+		{name: "comma-separated string in file",
+			file:         "business:\n  workingHours: 08:00-12:00,13:00-17:00\n",
+			wantDays:     weekdays,
+			wantHours:    []string{"08:00-12:00", "13:00-17:00"},
+			wantHolidays: []string{}},
+		{name: "environment replaces file list",
+			file:         "business:\n  holidays: [2026-09-02]\n",
+			environ:      []string{"CONTRACTFLOW_BUSINESS_HOLIDAYS=2026-12-25"},
+			wantDays:     weekdays,
+			wantHours:    []string{"08:00-17:00"},
+			wantHolidays: []string{"2026-12-25"}},
+		{name: "empty variable clears holidays",
+			file:         "business:\n  holidays: [2026-09-02]\n",
+			environ:      []string{"CONTRACTFLOW_BUSINESS_HOLIDAYS="},
+			wantDays:     weekdays,
+			wantHours:    []string{"08:00-17:00"},
+			wantHolidays: []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{}
+			if tc.file != "" {
+				files["config.yaml"] = tc.file
+			}
+			environ := append([]string{}, tc.environ...)
+			cfg, err := config.Load(config.Options{Dir: writeDir(t, files), Environ: environ})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantDays, cfg.Business.WorkingDays)
+			assert.Equal(t, tc.wantHours, cfg.Business.WorkingHours)
+			assert.Equal(t, tc.wantHolidays, nonNil(cfg.Business.Holidays))
+		})
+	}
+}
+
+func TestConfigCalendar(t *testing.T) {
+	cfg, err := config.Load(config.Options{Environ: []string{"CONTRACTFLOW_BUSINESS_HOLIDAYS=2026-03-09"}})
+	require.NoError(t, err)
+	friday := time.Date(2026, 3, 6, 16, 0, 0, 0, cfg.Business.Location)
+	tests := []struct {
+		name    string
+		mode    calendar.Mode
+		want    time.Time
+		wantErr string
+	}{
+		{name: "wall-clock hours", mode: calendar.Hours, want: friday.Add(8 * time.Hour)},
+		{name: "working hours skip the weekend and the holiday", mode: calendar.WorkingHours,
+			want: time.Date(2026, 3, 10, 15, 0, 0, 0, cfg.Business.Location)},
+		{name: "unknown mode", mode: "weekdays", wantErr: "sla.calendar"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cal, err := cfg.Calendar(tc.mode)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			got := cal.Deadline(friday, 8)
+			assert.True(t, tc.want.Equal(got), "got %s, want %s", got, tc.want)
+		})
+	}
+}
+
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -274,6 +367,17 @@ func TestLoadRejectsInvalidValues(t *testing.T) {
 		{name: "database.maxOpenConns zero", set: map[string]any{"database.maxOpenConns": 0}, wantKey: "database.maxOpenConns"},
 		{name: "jwt.accessTokenMinutes zero", set: map[string]any{"jwt.accessTokenMinutes": 0}, wantKey: "jwt.accessTokenMinutes"},
 		{name: "seed.demo not a bool", environ: []string{"CONTRACTFLOW_SEED_DEMO=maybe"}, wantKey: "seed.demo"},
+		{name: "business.workingDays empty", environ: []string{"CONTRACTFLOW_BUSINESS_WORKINGDAYS="}, wantKey: "business.workingDays"},
+		{name: "business.workingDays Funday", environ: []string{"CONTRACTFLOW_BUSINESS_WORKINGDAYS=Mon,Funday"}, wantKey: "business.workingDays"},
+		{name: "business.workingDays twice in file", file: "business:\n  workingDays: [Mon, MON]\n", wantKey: "business.workingDays"},
+		{name: "business.workingHours empty", set: map[string]any{"business.workingHours": []string{}}, wantKey: "business.workingHours"},
+		{name: "business.workingHours reversed", environ: []string{"CONTRACTFLOW_BUSINESS_WORKINGHOURS=17:00-08:00"}, wantKey: "business.workingHours"},
+		{name: "business.workingHours overlapping", file: "business:\n  workingHours: [\"08:00-13:00\", \"12:00-17:00\"]\n", wantKey: "business.workingHours"},
+		{name: "business.workingHours unsorted", environ: []string{"CONTRACTFLOW_BUSINESS_WORKINGHOURS=13:00-17:00,08:00-12:00"}, wantKey: "business.workingHours"},
+		{name: "business.workingHours not a range", environ: []string{"CONTRACTFLOW_BUSINESS_WORKINGHOURS=9 to 5"}, wantKey: "business.workingHours"},
+		{name: "business.holidays impossible date", environ: []string{"CONTRACTFLOW_BUSINESS_HOLIDAYS=2026-01-01,2026-02-30"}, wantKey: "business.holidays"},
+		{name: "business.holidays not a date in file", file: "business:\n  holidays:\n    - tomorrow\n", wantKey: "business.holidays"},
+		{name: "business.holidays trailing comma", environ: []string{"CONTRACTFLOW_BUSINESS_HOLIDAYS=2026-01-01,"}, wantKey: "business.holidays"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,6 +406,8 @@ func TestLoadRejectsUnknownKeysAndModules(t *testing.T) {
 			wantText: []string{"htp"}},
 		{name: "unknown key inside a known section", files: map[string]string{"config.yaml": "http:\n  adress: \":1\"\n"},
 			wantText: []string{"adress"}},
+		{name: "unknown key in business", files: map[string]string{"config.yaml": "business:\n  workingDay: [Mon]\n"},
+			wantText: []string{"workingday"}},
 		{name: "unknown key in env file", files: map[string]string{"config.development.yaml": "databse:\n  driver: sqlite\n"},
 			wantText: []string{"databse"}},
 		{name: "unknown module in file", files: map[string]string{"config.yaml": "modules:\n  ghost:\n    enabled: true\n"},
