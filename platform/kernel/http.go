@@ -149,6 +149,7 @@ func (k *Kernel) buildHTTP() error {
 
 	guard, hasGuard := Lookup[httpx.Guard](k.app)
 	k.routes = nil
+	declared := map[string]string{} // routeKey → module
 	for _, m := range k.enabled {
 		rp, ok := m.(RouteProvider)
 		if !ok {
@@ -160,6 +161,11 @@ func (k *Kernel) buildHTTP() error {
 			if !strings.HasPrefix(r.Path, "/api/") {
 				return fmt.Errorf("module %s: route %s must live under /api", m.Info().Name, r.Describe())
 			}
+			// The router would serve the first and never reach the second.
+			if prev, dup := declared[routeKey(r)]; dup {
+				return fmt.Errorf("modules %s and %s both declare the route %s", prev, m.Info().Name, r.Describe())
+			}
+			declared[routeKey(r)] = m.Info().Name
 			var chain []fiber.Handler
 			if r.RateLimit != "" {
 				perMinute, ok := limits[r.RateLimit]

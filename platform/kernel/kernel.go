@@ -40,9 +40,10 @@ type Options struct {
 // Kernel is one running instance of the service.
 type Kernel struct {
 	opts    Options
-	app     *App
-	all     []Module // every compiled-in module, in dependency order
-	enabled []Module // the enabled ones, in dependency order
+	app     *App            // the kernel's own view
+	views   map[string]*App // each enabled module's view, by name
+	all     []Module        // every compiled-in module, in dependency order
+	enabled []Module        // the enabled ones, in dependency order
 	rotator *logging.Rotator
 	sched   *scheduler.Scheduler
 	http    *fiber.App
@@ -62,15 +63,17 @@ func New(opts Options) (*Kernel, error) {
 	}
 	all := make([]Module, 0, len(factories))
 	names := make([]string, 0, len(factories))
-	sections := map[string]any{}
 	for _, f := range factories {
 		m := f()
 		all = append(all, m)
 		names = append(names, m.Info().Name)
-		if c, ok := m.(Configurer); ok {
-			key, target := c.ConfigSection()
-			sections[key] = target
-		}
+	}
+	sections, err := configSections(all)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMenus(all); err != nil {
+		return nil, err
 	}
 	cfg, err := config.Load(config.Options{
 		Dir: opts.ConfigDir, Environ: opts.Environ, Modules: names, Sections: sections, Set: opts.Set,
@@ -116,13 +119,15 @@ func New(opts Options) (*Kernel, error) {
 		addr:    make(chan string, 1),
 		all:     ordered,
 		rotator: rotator,
-		app:     &App{Config: cfg, DB: database, Log: log, Clock: clk, Bus: events.NewBus(log), Blobs: blobs},
+		app:     newApp(App{Config: cfg, DB: database, Log: log, Clock: clk, Bus: events.NewBus(log), Blobs: blobs}),
+		views:   map[string]*App{},
 	}
 	for _, m := range ordered {
 		if cfg.ModuleEnabled(m.Info().Name) {
 			k.enabled = append(k.enabled, m)
+			k.views[m.Info().Name] = k.app.forModule(m.Info())
 			if mp, ok := m.(MenuProvider); ok {
-				k.app.menus = append(k.app.menus, mp.Menus()...)
+				k.app.reg.menus = append(k.app.reg.menus, mp.Menus()...)
 			}
 		}
 	}
@@ -168,8 +173,16 @@ func (k *Kernel) MigrationStatus(ctx context.Context) ([]migrate.Status, error) 
 func (k *Kernel) Provision(ctx context.Context) error {
 	for _, m := range k.enabled {
 		if p, ok := m.(Provisioner); ok {
-			if err := p.Provision(ctx, k.app); err != nil {
+			err := p.Provision(ctx, k.views[m.Info().Name])
+			// A module may swallow Need's error or use Lookup's false; the
+			// undeclared dependency still fails the start.
+			drift := k.app.takeDrift()
+			if err != nil {
 				return fmt.Errorf("provision module %s: %w", m.Info().Name, err)
+			}
+			if len(drift) > 0 {
+				k.provisioned = append(k.provisioned, m) // it started; Close stops it
+				return fmt.Errorf("provision module %s: %w", m.Info().Name, errors.Join(drift...))
 			}
 		}
 		k.provisioned = append(k.provisioned, m)
@@ -184,7 +197,11 @@ func (k *Kernel) Seed(ctx context.Context) error {
 	return k.app.DB.Serialized(ctx, "kernel.seed", func(ctx context.Context) error {
 		for _, m := range k.enabled {
 			if s, ok := m.(Seeder); ok {
-				if err := s.Seed(ctx, k.app); err != nil {
+				err := s.Seed(ctx, k.views[m.Info().Name])
+				if drift := k.app.takeDrift(); err == nil && len(drift) > 0 {
+					err = errors.Join(drift...)
+				}
+				if err != nil {
 					return fmt.Errorf("seed module %s: %w", m.Info().Name, err)
 				}
 			}
@@ -205,7 +222,11 @@ func (k *Kernel) Start(ctx context.Context) error {
 	if err := k.Seed(ctx); err != nil {
 		return err
 	}
-	return k.buildHTTP()
+	if err := k.buildHTTP(); err != nil {
+		return err
+	}
+	k.app.markStarted()
+	return nil
 }
 
 // HTTP returns the handler built by Start.

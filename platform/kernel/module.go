@@ -61,6 +61,9 @@ type RouteProvider interface {
 
 // MenuProvider declares the permission menu keys the module guards its
 // routes with; the identity module seeds them into the permission matrix.
+// Menus is a declaration: it must not depend on Provision, because the
+// kernel reads it from every compiled-in module to refuse a key declared
+// twice.
 type MenuProvider interface {
 	Menus() []Menu
 }
