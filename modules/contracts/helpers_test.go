@@ -374,14 +374,14 @@ func (e *env) count(t testing.TB, sql string, args ...any) int64 {
 func (e *env) runSLA(t testing.TB) {
 	t.Helper()
 	for _, j := range e.app.Kernel.Jobs() {
-		if j.Name == "contracts.sla" {
+		if j.Name == "workflow.sla" {
 			if err := j.Run(context.Background()); err != nil {
 				t.Fatalf("sla job: %v", err)
 			}
 			return
 		}
 	}
-	t.Fatal("no contracts.sla job")
+	t.Fatal("no workflow.sla job")
 }
 
 // wantProblem checks a problem answer's status, code and field keys.

@@ -13,29 +13,25 @@ import (
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/migrate"
-	"github.com/contractflow/contractflow/platform/scheduler"
 	"github.com/contractflow/contractflow/platform/search"
 )
 
 func init() { kernel.Register(func() kernel.Module { return New() }) }
 
 // New returns an unprovisioned contracts module with default configuration.
-func New() *Module { return &Module{cfg: core.DefaultConfig()} }
+func New() *Module { return &Module{} }
 
 // Module is the contracts module.
 type Module struct {
-	cfg      *core.Config
 	svc      *core.Service
 	maxBytes int64
 }
 
 var (
-	_ kernel.Configurer      = (*Module)(nil)
 	_ kernel.Migrator        = (*Module)(nil)
 	_ kernel.Provisioner     = (*Module)(nil)
 	_ kernel.RouteProvider   = (*Module)(nil)
 	_ kernel.MenuProvider    = (*Module)(nil)
-	_ kernel.JobProvider     = (*Module)(nil)
 	_ kernel.EventDeclarer   = (*Module)(nil)
 	_ kernel.OpenAPIProvider = (*Module)(nil)
 	_ Query                  = (*core.Service)(nil)
@@ -46,19 +42,13 @@ func (*Module) Info() kernel.Info {
 	return kernel.Info{Name: "contracts", Requires: []string{"identity", "masterdata", "workflowdesigner"}, Uses: []string{"forms"}}
 }
 
-// ConfigSection owns the sla.* keys.
-func (m *Module) ConfigSection() (string, any) { return "sla", m.cfg }
-
 // Migrations creates the contract tables.
 func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
 
-// Provision wires the service to the workflow engine, master data and the
-// directory, registers the contract kind and vetoes deleting master data
-// that live contracts use.
+// Provision wires the service to the workflow runtime, master data and the
+// directory, registers the contract kind with its code hook and vetoes
+// deleting master data that live contracts use.
 func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
-	if err := m.cfg.Validate(); err != nil {
-		return err
-	}
 	wf, err := kernel.Need[workflowdesigner.Engine](app)
 	if err != nil {
 		return err
@@ -71,14 +61,13 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	if err != nil {
 		return err
 	}
-	wf.RegisterKind(core.Kind())
 	m.maxBytes = int64(app.Config.Uploads.MaxBytes)
 	indexed, err := search.EnsureIndexes(ctx, app.DB, app.Log, "contracts")
 	if err != nil {
 		return err
 	}
 	deps := core.Deps{SearchIndexed: indexed["contracts"], DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
-		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location, Config: *m.cfg}
+		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location}
 	if r, ok := kernel.Lookup[forms.Renderer](app); ok {
 		deps.Renderer = renderer{r}
 	}
@@ -86,6 +75,8 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 		deps.Templates = t
 	}
 	m.svc = core.New(deps)
+	wf.RegisterKind(m.svc.Kind())
+	wf.Hook(core.KindName, m.svc.AssignCode)
 	app.Bus.Subscribe(masterdata.TopicDeleted, events.InTx, m.svc.VetoMasterDataDelete)
 	kernel.Provide[Query](app, m.svc)
 	return nil
@@ -97,11 +88,6 @@ func (m *Module) Routes(r *httpx.Routes) { m.svc.Routes(r, m.maxBytes) }
 // Menus declares the Contracts menu key.
 func (*Module) Menus() []kernel.Menu {
 	return []kernel.Menu{{Key: "Contracts", Title: "Contracts", Path: "/contracts", Order: 10}}
-}
-
-// Jobs runs the SLA job.
-func (m *Module) Jobs() []scheduler.Job {
-	return []scheduler.Job{{Name: "contracts.sla", Interval: m.cfg.JobInterval, FirstDelay: m.cfg.FirstRunDelay, Run: m.svc.RunSLA}}
 }
 
 // Events lists the topics the module publishes and consumes.

@@ -72,7 +72,7 @@ func TestTwoNodes(t *testing.T) {
 			var wg sync.WaitGroup
 			for _, n := range nodes {
 				for _, j := range n.app.Kernel.Jobs() {
-					if j.Name == "contracts.sla" {
+					if j.Name == "workflow.sla" {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
@@ -98,8 +98,8 @@ func TestTwoNodes(t *testing.T) {
 					n.app.Clock.Advance(169 * time.Hour)
 				}
 				err := a.app.Kernel.App().DB.InTx(context.Background(), func(ctx context.Context) error {
-					// The lock RunExclusive takes for the job named contracts.sla.
-					if err := a.app.Kernel.App().DB.Conn(ctx).Exec("SELECT pg_advisory_xact_lock(7312, hashtext('contracts.sla'))").Error; err != nil {
+					// The lock RunExclusive takes for the job named workflow.sla.
+					if err := a.app.Kernel.App().DB.Conn(ctx).Exec("SELECT pg_advisory_xact_lock(7312, hashtext('workflow.sla'))").Error; err != nil {
 						return err
 					}
 					b.runSLA(t)

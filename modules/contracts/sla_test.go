@@ -178,7 +178,7 @@ func TestSLAJob(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for _, j := range e.app.Kernel.Jobs() {
-						if j.Name == "contracts.sla" {
+						if j.Name == "workflow.sla" {
 							if err := j.Run(context.Background()); err != nil {
 								t.Errorf("sla job: %v", err)
 							}

@@ -68,7 +68,7 @@ func widgetKind() workflowdesigner.Kind {
 func modules(w *widgets) testkit.Option {
 	return testkit.WithModules(
 		func() kernel.Module { return identity.New() },
-		func() kernel.Module { return &workflowdesigner.Module{} },
+		func() kernel.Module { return workflowdesigner.New() },
 		func() kernel.Module { return w },
 	)
 }
@@ -176,7 +176,7 @@ func TestSeedRefusesInvalidDefault(t *testing.T) {
 		set["identity.password.hash.iterations"] = 1
 		k, err := kernel.New(kernel.Options{Set: set, Environ: []string{}, LogOutput: io.Discard, Modules: []kernel.Factory{
 			func() kernel.Module { return identity.New() },
-			func() kernel.Module { return &workflowdesigner.Module{} },
+			func() kernel.Module { return workflowdesigner.New() },
 			func() kernel.Module { return w },
 		}})
 		if err != nil {

@@ -1,28 +1,42 @@
 // Package workflowdesigner is the public contract of the workflow module:
-// document kinds register their phases and default definitions, and move
-// documents with the Engine, never with a phase graph of their own.
+// document kinds register their phases, tables and default definitions, and
+// their documents move through the module's runtime, never through a phase
+// graph, history table writer or SLA job of their own.
 package workflowdesigner
 
 import (
 	"context"
+	"time"
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
+	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/runtime"
+	"github.com/contractflow/contractflow/platform/authn"
 )
 
-// Types of the engine, re-exported for the modules that move documents.
+// Types of the engine and the runtime, re-exported for the modules that
+// move documents.
 type (
-	Definition = engine.Definition
-	Spec       = engine.Spec
-	Step       = engine.Step
-	Transition = engine.Transition
-	MoveKind   = engine.MoveKind
-	Facts      = engine.Facts
-	Actor      = engine.Actor
-	Kind       = engine.Kind
-	Default    = engine.Default
+	Definition   = engine.Definition
+	Spec         = engine.Spec
+	Step         = engine.Step
+	Transition   = engine.Transition
+	MoveKind     = engine.MoveKind
+	Facts        = engine.Facts
+	Actor        = engine.Actor
+	Default      = engine.Default
+	Kind         = runtime.Kind
+	Tables       = runtime.Tables
+	Precondition = runtime.Precondition
+	Document     = runtime.Document
+	Hook         = runtime.Hook
+	Moved        = runtime.Moved
+	MoveRequest  = runtime.MoveRequest
+	Start        = runtime.Start
+	Scope        = runtime.Scope
+	Link         = runtime.Link
 )
 
-// Move kinds and approval decisions.
+// Move kinds, approval decisions and SLA breach policies.
 const (
 	Forward = engine.Forward
 	Return  = engine.Return
@@ -33,18 +47,48 @@ const (
 	DecisionReturn      = engine.DecisionReturn
 	DecisionReject      = engine.DecisionReject
 	DecisionAutoApprove = engine.DecisionAutoApprove
+
+	BreachAdvance = engine.BreachAdvance
+	BreachRemind  = engine.BreachRemind
 )
 
-// Engine serves workflow definitions. Obtain it with
-// kernel.Need[workflowdesigner.Engine].
+// The ways a move is refused, for errors.Is.
+var (
+	ErrNoSuchMove         = engine.ErrNoSuchMove
+	ErrMoveForbidden      = engine.ErrMoveForbidden
+	ErrStaleDocument      = engine.ErrStaleDocument
+	ErrPreconditionFailed = engine.ErrPreconditionFailed
+)
+
+// ActorOf is who asks for a move; nil is the system.
+func ActorOf(p *authn.Principal) Actor { return runtime.ActorOf(p) }
+
+// Engine serves workflow definitions and moves documents of every
+// registered kind. Obtain it with kernel.Need[workflowdesigner.Engine].
 type Engine interface {
 	// RegisterKind declares a document kind at provision.
 	RegisterKind(k Kind)
-	// ForDocumentType returns the definition assigned to a document type,
-	// which a new document pins.
+	// Hook adds work inside every move of kind (a code, a reservation).
+	Hook(kind string, h Hook)
+	// ForDocumentType returns the definition assigned to a document type.
 	ForDocumentType(ctx context.Context, documentType string) (*Definition, error)
 	// Definition returns a pinned definition by id.
 	Definition(ctx context.Context, id string) (*Definition, error)
 	// Published lists the published definitions of a kind.
 	Published(ctx context.Context, kind string) ([]*Definition, error)
+
+	// Start is where a new document of documentType begins: the assigned
+	// definition it pins, its initial phase and that phase's deadline.
+	Start(ctx context.Context, documentType string) (Start, error)
+	// Move checks and applies one move in a transaction (joining ctx's).
+	Move(ctx context.Context, req MoveRequest) (*Moved, error)
+	// Scope is what p may list of kind's documents, as SQL conditions.
+	Scope(ctx context.Context, kind string, p authn.Principal) (Scope, error)
+	// CanSee applies the visibility rule to one document and returns its
+	// pinned definition.
+	CanSee(ctx context.Context, p authn.Principal, doc Document) (*Definition, error)
+	// Allowed lists the moves p may make on doc now.
+	Allowed(def *Definition, p authn.Principal, doc Document) []Transition
+	// Remaining is the SLA time left until deadline, counted as deadlines are.
+	Remaining(deadline time.Time) time.Duration
 }

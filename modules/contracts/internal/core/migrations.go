@@ -2,9 +2,11 @@ package core
 
 import (
 	"context"
+	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/migrate"
 	"github.com/contractflow/contractflow/platform/search"
 )
@@ -114,7 +116,62 @@ func Migrations() []migrate.Migration {
 		// contract live?", neither reading a table row.
 		`CREATE INDEX ix_contract_approvals_published ON contract_approvals (to_phase, approved_at, contract_id)`,
 		`CREATE INDEX ix_contracts_live_id ON contracts (id, deleted_at) WHERE deleted_at IS NULL`,
-	)}, {Version: 4, Name: "folded search text of title and code", Up: v4SearchText}}
+	)}, {Version: 4, Name: "folded search text of title and code", Up: v4SearchText},
+		{Version: 5, Name: "hash-chained approvals", Up: v5HistoryChain}}
+}
+
+// v5HistoryChain adds the columns of the workflow runtime's tamper-evident
+// history (each approval's hash chained to the one before it, the head on
+// the contract) and chains the approvals already stored, oldest first.
+func v5HistoryChain(_ context.Context, tx *gorm.DB) error {
+	for _, stmt := range []string{
+		`ALTER TABLE contracts ADD COLUMN history_hash VARCHAR(64) NOT NULL DEFAULT ''`,
+		`ALTER TABLE contract_approvals ADD COLUMN hash VARCHAR(64) NOT NULL DEFAULT ''`,
+		`ALTER TABLE contract_approvals ADD COLUMN prev_hash VARCHAR(64) NOT NULL DEFAULT ''`,
+	} {
+		if err := tx.Exec(stmt).Error; err != nil {
+			return err
+		}
+	}
+	rows, err := tx.Raw(`SELECT id, contract_id, from_phase, to_phase, approver_user_id, decision, comment, approved_at
+		FROM contract_approvals ORDER BY contract_id, approved_at, id`).Rows()
+	if err != nil {
+		return err
+	}
+	type chained struct{ id, contractID, hash, prev string }
+	var out []chained
+	prev, doc := "", ""
+	for rows.Next() {
+		var id string
+		var l workflowdesigner.Link
+		if err := rows.Scan(&id, &l.DocumentID, &l.From, &l.To, &l.ApproverID, &l.Decision, &l.Comment, &l.At); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		if l.DocumentID != doc {
+			doc, prev = l.DocumentID, ""
+		}
+		// Stored before the runtime truncated to microseconds: hash what
+		// both engines give back.
+		l.At = l.At.UTC().Truncate(time.Microsecond)
+		h := l.Hash(prev)
+		out = append(out, chained{id: id, contractID: doc, hash: h, prev: prev})
+		prev = h
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for i, c := range out {
+		if err := tx.Exec(`UPDATE contract_approvals SET hash = ?, prev_hash = ? WHERE id = ?`, c.hash, c.prev, c.id).Error; err != nil {
+			return err
+		}
+		if i+1 == len(out) || out[i+1].contractID != c.contractID {
+			if err := tx.Exec(`UPDATE contracts SET history_hash = ? WHERE id = ?`, c.hash, c.contractID).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // v4SearchText adds search_text (title and code, folded as platform/search

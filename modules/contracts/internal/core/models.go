@@ -27,6 +27,7 @@ type Contract struct {
 	DraftData               string
 	DrafterID               string
 	WorkflowDefinitionID    string
+	HistoryHash             string // head of the hash-chained approvals (workflow runtime)
 	PurchaseEvaluationID    *string
 	BudgetLineID            *string
 	Description             string
@@ -53,6 +54,8 @@ type Approval struct {
 	Decision       string
 	Comment        string
 	ApprovedAt     time.Time
+	Hash           string // chained to PrevHash by the workflow runtime
+	PrevHash       string
 }
 
 func (Approval) TableName() string { return "contract_approvals" }

@@ -47,8 +47,9 @@ func documentType(contractType string) string { return "contract." + contractTyp
 // FactBypass is the guard fact of the bypass move.
 const FactBypass = "bypassProcurementAndCCM"
 
-// Kind declares contracts to the workflow engine, with the default
-// definition contract-default v1 of DESIGN §4 assigned to every type.
+// Kind declares contracts to the workflow runtime, with the default
+// definition contract-default v1 of DESIGN §4 assigned to every type; the
+// service adds how to load a contract and its events (Service.Kind).
 func Kind() workflowdesigner.Kind {
 	docTypes := make([]string, len(ContractTypes))
 	for i, t := range ContractTypes {
@@ -91,6 +92,10 @@ func Kind() workflowdesigner.Kind {
 			move(DangTrinhKy, TuChoi, workflowdesigner.Reject, signers, false),
 		},
 	}
-	return workflowdesigner.Kind{Name: "contract", Phases: Phases, DocumentTypes: docTypes,
-		Defaults: []workflowdesigner.Default{{Spec: spec, AssignTo: docTypes}}}
+	return workflowdesigner.Kind{Name: KindName, Phases: Phases, DocumentTypes: docTypes,
+		Defaults: []workflowdesigner.Default{{Spec: spec, AssignTo: docTypes}}, Facts: []string{FactBypass},
+		Tables: workflowdesigner.Tables{Documents: "contracts", Owner: "drafter_id", History: "contract_approvals", Key: "contract_id"}}
 }
+
+// KindName is the contract's document kind on the workflow runtime.
+const KindName = "contract"

@@ -41,7 +41,6 @@ type Deps struct {
 	Renderer   Renderer  // nil when the forms module is off
 	Templates  Templates // nil when the forms module is off
 	Location   *time.Location
-	Config     Config
 	// SearchIndexed says a trigram index serves search (SQLite with FTS5).
 	SearchIndexed bool
 }
@@ -81,42 +80,14 @@ func (s *Service) load(ctx context.Context, id string) (*Contract, error) {
 	return c, err
 }
 
-// scopeOf computes what the caller may see from the published definitions.
-func (s *Service) scopeOf(ctx context.Context, p authn.Principal) (scope, error) {
-	if p.IsAdmin() {
-		return scope{all: true}, nil
-	}
-	defs, err := s.Workflows.Published(ctx, "contract")
-	if err != nil {
-		return scope{}, err
-	}
-	sc := scope{userID: p.UserID}
-	for _, d := range defs {
-		sc.phases = append(sc.phases, definitionPhases{definitionID: d.ID, phases: d.PhasesSeenBy(p.Roles)})
-	}
-	return sc, nil
-}
-
-// canSee is the visibility rule for one contract: its drafter, or a holder
-// of an inbox role of its current phase; Admin sees all.
-func (s *Service) canSee(ctx context.Context, p authn.Principal, c *Contract) (*workflowdesigner.Definition, error) {
-	def, err := s.Workflows.Definition(ctx, c.WorkflowDefinitionID)
-	if err != nil {
-		return nil, err
-	}
-	if p.IsAdmin() || c.DrafterID == p.UserID || p.HasAnyRole(def.InboxRoles(c.Phase)...) {
-		return def, nil
-	}
-	return nil, apperr.Forbidden("You are not involved in this contract.")
-}
-
-// visible loads a contract the caller may see: 404, then 403.
+// visible loads a contract the caller may see: 404, then 403 unless the
+// caller drafted it or holds an inbox role of its current phase.
 func (s *Service) visible(ctx context.Context, p authn.Principal, id string) (*Contract, *workflowdesigner.Definition, error) {
 	c, err := s.load(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	def, err := s.canSee(ctx, p, c)
+	def, err := s.Workflows.CanSee(ctx, p, documentOf(c))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +124,7 @@ func (s *Service) List(ctx context.Context, p authn.Principal, f listFilter, req
 		}
 		f.SupplierMatches = ids
 	}
-	sc, err := s.scopeOf(ctx, p)
+	sc, err := s.Workflows.Scope(ctx, KindName, p)
 	if err != nil {
 		return paging.Page[Summary]{}, err
 	}
@@ -170,7 +141,7 @@ func (s *Service) List(ctx context.Context, p authn.Principal, f listFilter, req
 
 // Inbox returns the contracts waiting on the caller's roles, most urgent first.
 func (s *Service) Inbox(ctx context.Context, p authn.Principal, req paging.Request) (paging.Page[InboxItem], error) {
-	sc, err := s.scopeOf(ctx, p)
+	sc, err := s.Workflows.Scope(ctx, KindName, p)
 	if err != nil {
 		return paging.Page[InboxItem]{}, err
 	}
@@ -182,12 +153,11 @@ func (s *Service) Inbox(ctx context.Context, p authn.Principal, req paging.Reque
 	if err != nil {
 		return paging.Page[InboxItem]{}, err
 	}
-	now := s.now()
 	items := make([]InboxItem, len(sums))
 	for i, sm := range sums {
 		items[i] = InboxItem{Summary: sm}
 		if sm.SLADeadline != nil {
-			left := sm.SLADeadline.Sub(now)
+			left := s.Workflows.Remaining(*sm.SLADeadline)
 			items[i].Overdue = left < 0
 			items[i].HoursRemaining = float64(left.Round(6*time.Minute)) / float64(time.Hour)
 		}
@@ -326,7 +296,7 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 	for _, at := range attachments {
 		d.Attachments = append(d.Attachments, attachmentDTO(at, names))
 	}
-	for _, t := range def.Allowed(c.Phase, actorOf(p), factsOf(c)) {
+	for _, t := range s.Workflows.Allowed(def, p, documentOf(c)) {
 		d.AllowedTransitions = append(d.AllowedTransitions, AllowedMoveDTO{ToPhase: t.To, Kind: string(t.Kind), CommentRequired: t.RequiresComment()})
 	}
 	return d, nil
@@ -335,14 +305,6 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 func attachmentDTO(a Attachment, names map[string]string) AttachmentDTO {
 	return AttachmentDTO{ID: a.ID, FileName: a.FileName, Purpose: a.Purpose, Size: a.Size, ContentType: a.ContentType,
 		UploadedBy: a.UploadedBy, UploadedByName: names[a.UploadedBy], CreatedAt: a.CreatedAt.UTC()}
-}
-
-func actorOf(p authn.Principal) workflowdesigner.Actor {
-	return workflowdesigner.Actor{Roles: p.Roles, Admin: p.IsAdmin()}
-}
-
-func factsOf(c *Contract) workflowdesigner.Facts {
-	return workflowdesigner.Facts{FactBypass: c.BypassProcurementAndCCM}
 }
 
 // checkRefs validates the master-data references of a create or update.
@@ -426,12 +388,11 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 	if err != nil {
 		return Detail{}, err
 	}
-	def, err := s.Workflows.ForDocumentType(ctx, documentType(in.ContractType))
+	start, err := s.Workflows.Start(ctx, documentType(in.ContractType))
 	if err != nil {
 		return Detail{}, err
 	}
-	now := s.now()
-	deadline := now.Add(def.SLA(def.InitialPhase))
+	def, now := start.Definition, s.now()
 	currency := in.Currency
 	if currency == "" {
 		currency = "VND"
@@ -439,7 +400,7 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 	c := &Contract{ID: uuid.Must(uuid.NewV7()).String(), Title: in.Title, SearchText: searchText(in.Title, nil), ContractType: in.ContractType,
 		TemplateID: in.TemplateID, SupplierID: in.SupplierID, ProjectID: in.ProjectID, DepartmentID: in.DepartmentID,
 		Value: in.Value, Currency: currency, BypassProcurementAndCCM: in.BypassProcurementAndCCM,
-		Phase: def.InitialPhase, SLADeadline: &deadline, DraftData: draft, DrafterID: p.UserID,
+		Phase: start.Phase, SLADeadline: start.Deadline, DraftData: draft, DrafterID: p.UserID,
 		WorkflowDefinitionID: def.ID, PurchaseEvaluationID: in.PurchaseEvaluationID, BudgetLineID: in.BudgetLineID,
 		Description: in.Description, StartDate: in.StartDate, EndDate: in.EndDate, Version: 1,
 		CreatedAt: now, CreatedBy: &p.UserID, UpdatedAt: now, UpdatedBy: &p.UserID}

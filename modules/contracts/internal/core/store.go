@@ -2,12 +2,10 @@ package core
 
 import (
 	"context"
-	"strings"
-	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/plugin/dbresolver"
 
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/paging"
 	"github.com/contractflow/contractflow/platform/search"
@@ -26,51 +24,15 @@ func (s *store) live(ctx context.Context) *gorm.DB {
 	return s.conn(ctx).Model(&Contract{}).Where("contracts.deleted_at IS NULL")
 }
 
-// scope is what a caller may see, applied in SQL so paging counts stay
-// right: their own drafts, plus the phases of each pinned definition whose
-// inbox roles they hold. Admin sees everything.
-type scope struct {
-	all    bool
-	userID string
-	phases []definitionPhases
-}
-
-// definitionPhases are the phases of one pinned definition a caller sees.
-type definitionPhases struct {
-	definitionID string
-	phases       []string
-}
-
-func (sc scope) apply(q *gorm.DB, includeDrafts bool) *gorm.DB {
-	if sc.all {
-		return q
-	}
-	var conds []string
-	var args []any
-	if includeDrafts {
-		conds = append(conds, "contracts.drafter_id = ?")
-		args = append(args, sc.userID)
-	}
-	for _, dp := range sc.phases {
-		if len(dp.phases) > 0 {
-			conds = append(conds, "(contracts.workflow_definition_id = ? AND contracts.phase IN ?)")
-			args = append(args, dp.definitionID, dp.phases)
-		}
-	}
-	if len(conds) == 0 {
-		return q.Where("1 = 0")
-	}
-	return q.Where("("+strings.Join(conds, " OR ")+")", args...)
-}
-
 type listFilter struct {
 	Phase, SupplierID, ProjectID, ContractType string
 	Search                                     string
 	SupplierMatches                            []string // suppliers whose name matches Search
 }
 
-func (s *store) list(ctx context.Context, sc scope, f listFilter, req paging.Request) ([]Contract, int64, error) {
-	q := sc.apply(s.live(ctx), true)
+func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilter, req paging.Request) ([]Contract, int64, error) {
+	cond, args := sc.Visible()
+	q := s.live(ctx).Where(cond, args...)
 	if f.Phase != "" {
 		q = q.Where("contracts.phase = ?", f.Phase)
 	}
@@ -99,8 +61,9 @@ func (s *store) list(ctx context.Context, sc scope, f listFilter, req paging.Req
 
 // inbox lists the contracts waiting in a phase the caller's roles see,
 // most urgent first; Admin's inbox holds every contract that has a deadline.
-func (s *store) inbox(ctx context.Context, sc scope, req paging.Request) ([]Contract, int64, error) {
-	q := sc.apply(s.live(ctx), false).Where("contracts.sla_deadline IS NOT NULL")
+func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Contract, int64, error) {
+	cond, args := sc.Inbox()
+	q := s.live(ctx).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "contracts.sla_deadline"}}
 	return s.page(q, req)
 }
@@ -136,25 +99,6 @@ func (s *store) update(ctx context.Context, id string, version int, cols map[str
 	cols["version"] = gorm.Expr("version + 1")
 	res := s.conn(ctx).Model(&Contract{}).Where("id = ? AND version = ? AND deleted_at IS NULL", id, version).Updates(cols)
 	return res.RowsAffected == 1, res.Error
-}
-
-// move is the compare-and-set of a transition: it succeeds only if the
-// contract is still in from, so of two concurrent moves exactly one wins.
-func (s *store) move(ctx context.Context, id, from string, cols map[string]any) (bool, error) {
-	cols["version"] = gorm.Expr("version + 1")
-	res := s.conn(ctx).Model(&Contract{}).Where("id = ? AND phase = ? AND deleted_at IS NULL", id, from).Updates(cols)
-	return res.RowsAffected == 1, res.Error
-}
-
-// nextSeq increments a code prefix's counter atomically and returns it: the
-// upsert takes the row lock on Postgres, and SQLite has one writer.
-func (s *store) nextSeq(ctx context.Context, prefix string) (int, error) {
-	var seq int
-	err := s.conn(ctx).Clauses(dbresolver.Write).Raw(
-		`INSERT INTO contract_code_sequences (prefix, last_seq) VALUES (?, 1)
-		 ON CONFLICT (prefix) DO UPDATE SET last_seq = contract_code_sequences.last_seq + 1
-		 RETURNING last_seq`, prefix).Scan(&seq).Error
-	return seq, err
 }
 
 func (s *store) insert(ctx context.Context, v any) error { return s.conn(ctx).Create(v).Error }
@@ -194,30 +138,4 @@ func (s *store) referencing(ctx context.Context, column, id string) (bool, error
 	var n int64
 	err := s.live(ctx).Where(column+" = ?", id).Limit(1).Count(&n).Error
 	return n > 0, err
-}
-
-// overdue lists contracts whose deadline passed, oldest first, after the
-// keyset cursor (deadline, id) of the previous page.
-func (s *store) overdue(ctx context.Context, now, afterDeadline time.Time, afterID string, limit int) ([]Contract, error) {
-	var rows []Contract
-	err := s.live(ctx).Where("sla_deadline IS NOT NULL AND sla_deadline < ?", now).
-		Where("(sla_deadline > ? OR (sla_deadline = ? AND id > ?))", afterDeadline, afterDeadline, afterID).
-		Order("sla_deadline, id").Limit(limit).Find(&rows).Error
-	return rows, err
-}
-
-// dueSoon lists contracts within the warning window not yet warned.
-func (s *store) dueSoon(ctx context.Context, now, until time.Time, limit int) ([]Contract, error) {
-	var rows []Contract
-	err := s.live(ctx).Where("sla_deadline IS NOT NULL AND sla_deadline >= ? AND sla_deadline < ? AND sla_warning_sent = ?", now, until, false).
-		Order("sla_deadline, id").Limit(limit).Find(&rows).Error
-	return rows, err
-}
-
-// markWarned sets the warning flag unless another node already did.
-func (s *store) markWarned(ctx context.Context, id string, deadline time.Time) (bool, error) {
-	res := s.conn(ctx).Model(&Contract{}).
-		Where("id = ? AND sla_warning_sent = ? AND sla_deadline = ?", id, false, deadline).
-		Update("sla_warning_sent", true)
-	return res.RowsAffected == 1, res.Error
 }

@@ -3,22 +3,63 @@ package core
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/httpx"
+	"github.com/contractflow/contractflow/platform/sequence"
 )
 
-// Transition moves a contract for a user: the pair must be a move of the
-// pinned definition (409 invalid_transition, Admin too), the caller must
-// hold one of its roles (403 transition_forbidden; Admin passes), and
-// returns and rejections need a comment.
+// Kind is the contract kind with what the runtime needs of this service:
+// loading a contract for the SLA job, and the module's events.
+func (s *Service) Kind() workflowdesigner.Kind {
+	k := Kind()
+	k.Load = func(ctx context.Context, id string) (workflowdesigner.Document, error) {
+		c, err := s.load(ctx, id)
+		if err != nil {
+			return workflowdesigner.Document{}, err
+		}
+		return documentOf(c), nil
+	}
+	k.Transitioned = transitioned
+	k.SLAWarning = func(d workflowdesigner.Document, inboxRoles []string) events.Event {
+		c := d.Data.(*Contract)
+		return SLAWarning{ContractID: c.ID, Title: c.Title, Phase: c.Phase, Deadline: c.SLADeadline.UTC(),
+			InboxRoles: inboxRoles, DrafterID: c.DrafterID}
+	}
+	return k
+}
+
+// documentOf is what the workflow runtime sees of a contract.
+func documentOf(c *Contract) workflowdesigner.Document {
+	return workflowdesigner.Document{ID: c.ID, Phase: c.Phase, DefinitionID: c.WorkflowDefinitionID, OwnerID: c.DrafterID,
+		Deadline: c.SLADeadline, Version: c.Version, HistoryHash: c.HistoryHash, Facts: factsOf(c), Data: c}
+}
+
+func factsOf(c *Contract) workflowdesigner.Facts {
+	return workflowdesigner.Facts{FactBypass: c.BypassProcurementAndCCM}
+}
+
+// transitioned is the contract's event for a move, published by the
+// runtime inside the move's transaction.
+func transitioned(m *workflowdesigner.Moved) events.Event {
+	c := m.Doc.Data.(*Contract)
+	code := c.MaHopDong
+	if v, ok := m.Get("ma_hop_dong"); ok {
+		generated := v.(string)
+		code = &generated
+	}
+	return Transitioned{ContractID: c.ID, Title: c.Title, From: m.From, To: m.To, Decision: m.Decision,
+		ActorID: m.ActorID, DrafterID: c.DrafterID, InboxRoles: m.InboxRoles, Value: c.Value,
+		BudgetLineID: c.BudgetLineID, MaHopDong: code, At: m.At}
+}
+
+// Transition moves a contract for a user through the workflow runtime and
+// answers the detail from what the move wrote.
 func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, in TransitionRequest) (Detail, error) {
 	c, def, err := s.visible(ctx, p, id)
 	if err != nil {
@@ -28,73 +69,40 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 	if err := httpx.Validate(in); err != nil {
 		return Detail{}, err
 	}
-	if !slices.Contains(Phases, in.ToPhase) {
-		return Detail{}, apperr.FieldError("ToPhase", "Must be one of: "+strings.Join(Phases, ", ")+".")
-	}
-	t, err := def.Move(c.Phase, in.ToPhase, actorOf(p), factsOf(c))
+	m, err := s.Workflows.Move(ctx, workflowdesigner.MoveRequest{Kind: KindName, Doc: documentOf(c), To: in.ToPhase,
+		By: &p, Comment: in.Comment, Version: in.Version})
 	if err != nil {
 		return Detail{}, err
 	}
-	if t.RequiresComment() && in.Comment == "" {
-		return Detail{}, apperr.FieldError("Comment", "A "+string(t.Kind)+" needs a comment saying why.")
+	c.Phase, c.SLADeadline, c.SLAWarningSent, c.HistoryHash = m.To, m.Deadline, false, m.Hash
+	c.Version++
+	c.UpdatedAt, c.UpdatedBy = m.At, m.ActorID
+	if v, ok := m.Get("ma_hop_dong"); ok {
+		code := v.(string)
+		c.MaHopDong = &code
 	}
-	if in.Version != nil && *in.Version != c.Version {
-		return Detail{}, staleVersion()
-	}
-	if err := s.move(ctx, c, def, t, &p.UserID, t.Decision(false), in.Comment); err != nil {
-		return Detail{}, err
-	}
-	moved, err := s.load(ctx, id)
-	if err != nil {
-		return Detail{}, err
-	}
-	return s.detail(ctx, p, moved, def)
+	return s.detail(ctx, p, c, def)
 }
 
-// move applies t in one transaction: compare-and-set on the current phase,
-// the new deadline, the contract code when entering DangDongDau, one
-// approval row, and the Transitioned event whose in-transaction subscribers
-// may still refuse the move.
-func (s *Service) move(ctx context.Context, c *Contract, def *workflowdesigner.Definition, t workflowdesigner.Transition,
-	actorID *string, decision, comment string) error {
-	now := s.now()
-	return s.DB.InTx(ctx, func(ctx context.Context) error {
-		cols := map[string]any{"phase": t.To, "sla_warning_sent": false, "updated_at": now, "updated_by": actorID, "sla_deadline": nil}
-		if sla := def.SLA(t.To); sla > 0 {
-			cols["sla_deadline"] = now.Add(sla)
-		}
-		code := c.MaHopDong
-		if t.To == DangDongDau && code == nil {
-			generated, err := s.newCode(ctx, c, now)
-			if err != nil {
-				return err
-			}
-			code = &generated
-			cols["ma_hop_dong"] = generated
-			cols["search_text"] = searchText(c.Title, code)
-		}
-		ok, err := s.store.move(ctx, c.ID, c.Phase, cols)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return apperr.Conflict("invalid_transition", fmt.Sprintf("The contract is no longer in %s; reload it.", c.Phase))
-		}
-		err = s.store.insert(ctx, &Approval{ID: uuid.Must(uuid.NewV7()).String(), ContractID: c.ID, FromPhase: c.Phase,
-			ToPhase: t.To, ApproverUserID: actorID, Decision: decision, Comment: comment, ApprovedAt: now})
-		if err != nil {
-			return err
-		}
-		return s.Bus.Publish(ctx, Transitioned{ContractID: c.ID, Title: c.Title, From: c.Phase, To: t.To, Decision: decision,
-			ActorID: actorID, DrafterID: c.DrafterID, InboxRoles: def.InboxRoles(t.To), Value: c.Value,
-			BudgetLineID: c.BudgetLineID, MaHopDong: code, At: now})
-	})
+// AssignCode is the contract kind's hook: entering DangDongDau without a
+// code generates MaHopDong in the move's transaction, never twice.
+func (s *Service) AssignCode(ctx context.Context, m *workflowdesigner.Moved) error {
+	c := m.Doc.Data.(*Contract)
+	if m.To != DangDongDau || c.MaHopDong != nil {
+		return nil
+	}
+	code, err := s.newCode(ctx, c, m.At)
+	if err != nil {
+		return err
+	}
+	m.Set("ma_hop_dong", code)
+	m.Set("search_text", searchText(c.Title, &code))
+	return nil
 }
 
 // newCode generates MaHopDong: <projectCode>-<typeCode>-<seq> for
 // project-bound types, <year>-<typeCode>-<seq> for framework types, with at
-// least three digits of a per-prefix sequence incremented atomically in the
-// move's transaction.
+// least three digits of a per-prefix sequence.
 func (s *Service) newCode(ctx context.Context, c *Contract, now time.Time) (string, error) {
 	typeCode := typeCodes[c.ContractType]
 	var head string
@@ -111,9 +119,9 @@ func (s *Service) newCode(ctx context.Context, c *Contract, now time.Time) (stri
 		return "", apperr.Conflict("invalid_transition", "The contract needs a project before it can be sealed.")
 	}
 	prefix := head + "-" + typeCode
-	seq, err := s.store.nextSeq(ctx, prefix)
+	seq, err := sequence.Next(ctx, s.DB, "contract_code_sequences", prefix)
 	if err != nil {
-		return "", fmt.Errorf("next code of %s: %w", prefix, err)
+		return "", err
 	}
 	return fmt.Sprintf("%s-%03d", prefix, seq), nil
 }

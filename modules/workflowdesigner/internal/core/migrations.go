@@ -51,5 +51,8 @@ func Migrations() []migrate.Migration {
 			definition_id VARCHAR(36) NOT NULL REFERENCES workflow_definitions (id),
 			updated_at TIMESTAMP NOT NULL,
 			updated_by VARCHAR(36) NULL)`,
+	)}, {Version: 2, Name: "preconditions of moves and the SLA breach policy of steps", Up: migrate.SQL(
+		`ALTER TABLE workflow_transitions ADD COLUMN precondition VARCHAR(64) NOT NULL DEFAULT ''`,
+		`ALTER TABLE workflow_steps ADD COLUMN on_sla_breach VARCHAR(16) NOT NULL DEFAULT 'advance'`,
 	)}}
 }

@@ -25,6 +25,7 @@ type stepRow struct {
 	Phase        string
 	SLAHours     int `gorm:"column:sla_hours"`
 	IsTerminal   bool
+	OnSLABreach  string `gorm:"column:on_sla_breach"`
 	SortOrder    int
 }
 
@@ -45,6 +46,7 @@ type transitionRow struct {
 	Kind         string
 	Guard        *string
 	IsNormal     bool
+	Precondition string
 	SortOrder    int
 }
 

@@ -23,23 +23,13 @@ type Service struct {
 	store *store
 	clock clock.Clock
 
-	mu    sync.RWMutex
-	kinds map[string]engine.Kind
 	// Published definitions never change, so they are cached for good.
 	cache sync.Map // id → *engine.Definition
 }
 
 // New returns the service.
 func New(database *db.DB, clk clock.Clock) *Service {
-	return &Service{db: database, store: &store{db: database}, clock: clk, kinds: map[string]engine.Kind{}}
-}
-
-// RegisterKind declares a document kind; owners call it at provision,
-// before the seed step creates the kind's default definitions.
-func (s *Service) RegisterKind(k engine.Kind) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.kinds[k.Name] = k
+	return &Service{db: database, store: &store{db: database}, clock: clk}
 }
 
 // Definition returns a definition by id.
@@ -91,16 +81,10 @@ func (s *Service) Published(ctx context.Context, kind string) ([]*engine.Definit
 	return out, nil
 }
 
-// Seed creates each registered kind's default definitions as published
-// version 1 (when no version of their key exists) and assigns them to the
-// document types that have no assignment. Running it twice changes nothing.
-func (s *Service) Seed(ctx context.Context) error {
-	s.mu.RLock()
-	kinds := make([]engine.Kind, 0, len(s.kinds))
-	for _, k := range s.kinds {
-		kinds = append(kinds, k)
-	}
-	s.mu.RUnlock()
+// Seed creates each kind's default definitions as published version 1
+// (when no version of their key exists) and assigns them to the document
+// types that have no assignment. Running it twice changes nothing.
+func (s *Service) Seed(ctx context.Context, kinds []engine.Kind) error {
 	return s.db.InTx(ctx, func(ctx context.Context) error {
 		for _, k := range kinds {
 			for _, def := range k.Defaults {

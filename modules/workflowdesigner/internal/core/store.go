@@ -59,10 +59,12 @@ func (s *store) load(ctx context.Context, id string) (*engine.Definition, error)
 		Published: row.Status == statusPublished,
 		Spec:      engine.Spec{Key: row.DefKey, Name: row.Name, InitialPhase: row.InitialPhase}}
 	for _, st := range steps {
-		d.Steps = append(d.Steps, engine.Step{Phase: st.Phase, SLAHours: st.SLAHours, InboxRoles: inbox[st.ID], Terminal: st.IsTerminal})
+		d.Steps = append(d.Steps, engine.Step{Phase: st.Phase, SLAHours: st.SLAHours, InboxRoles: inbox[st.ID], Terminal: st.IsTerminal,
+			OnSLABreach: st.OnSLABreach})
 	}
 	for _, m := range moves {
-		t := engine.Transition{From: m.FromPhase, To: m.ToPhase, Kind: engine.MoveKind(m.Kind), Roles: allowed[m.ID], Normal: m.IsNormal}
+		t := engine.Transition{From: m.FromPhase, To: m.ToPhase, Kind: engine.MoveKind(m.Kind), Roles: allowed[m.ID], Normal: m.IsNormal,
+			Precondition: m.Precondition}
 		if m.Guard != nil {
 			t.Guard = *m.Guard
 		}
@@ -78,7 +80,7 @@ func (s *store) insert(ctx context.Context, row definitionRow, spec engine.Spec)
 	}
 	for i, st := range spec.Steps {
 		sr := stepRow{ID: uuid.Must(uuid.NewV7()).String(), DefinitionID: row.ID, Phase: st.Phase,
-			SLAHours: st.SLAHours, IsTerminal: st.Terminal, SortOrder: i}
+			SLAHours: st.SLAHours, IsTerminal: st.Terminal, OnSLABreach: st.Breach(), SortOrder: i}
 		if err := s.conn(ctx).Create(&sr).Error; err != nil {
 			return err
 		}
@@ -90,7 +92,7 @@ func (s *store) insert(ctx context.Context, row definitionRow, spec engine.Spec)
 	}
 	for i, t := range spec.Transitions {
 		tr := transitionRow{ID: uuid.Must(uuid.NewV7()).String(), DefinitionID: row.ID, FromPhase: t.From, ToPhase: t.To,
-			Kind: string(t.Kind), IsNormal: t.Normal, SortOrder: i}
+			Kind: string(t.Kind), IsNormal: t.Normal, Precondition: t.Precondition, SortOrder: i}
 		if t.Guard != "" {
 			g := t.Guard
 			tr.Guard = &g

@@ -5,6 +5,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,12 +32,28 @@ const (
 	DecisionAutoApprove = "AutoApprove"
 )
 
+// What the SLA job does when a step's deadline passes (DESIGN §4.1).
+const (
+	BreachAdvance = "advance" // take the step's normal move as the system
+	BreachRemind  = "remind"  // stay, and remind the inbox and the owner
+)
+
 // Step is one phase of a definition.
 type Step struct {
 	Phase      string   `json:"phase"`
 	SLAHours   int      `json:"slaHours"`
 	InboxRoles []string `json:"inboxRoles"`
 	Terminal   bool     `json:"terminal"`
+	// OnSLABreach is BreachAdvance (also when empty) or BreachRemind.
+	OnSLABreach string `json:"onSlaBreach"`
+}
+
+// Breach is what the SLA job does when the step's deadline passes.
+func (s Step) Breach() string {
+	if s.OnSLABreach == "" {
+		return BreachAdvance
+	}
+	return s.OnSLABreach
 }
 
 // Transition is one allowed move.
@@ -47,6 +64,9 @@ type Transition struct {
 	Roles  []string `json:"roles"`
 	Guard  string   `json:"guard,omitempty"` // "fact" or "!fact": the move exists only when it holds
 	Normal bool     `json:"normal"`          // the step's default move (the SLA job takes it)
+	// Precondition names a check of the document kind that refuses this
+	// existing move until it holds (an opinion quorum), with its own code.
+	Precondition string `json:"precondition,omitempty"`
 }
 
 // RequiresComment reports whether the move needs a comment.
@@ -92,6 +112,38 @@ type Actor struct {
 	Admin  bool
 	System bool
 }
+
+// The ways a move is refused, as errors.Is targets. Each travels inside an
+// *apperr.Error whose kind and code platform/httpx maps to a problem.
+var (
+	ErrNoSuchMove         = errors.New("workflow: no such move")
+	ErrMoveForbidden      = errors.New("workflow: the caller's roles may not make this move")
+	ErrStaleDocument      = errors.New("workflow: the document moved meanwhile")
+	ErrPreconditionFailed = errors.New("workflow: a precondition of the move does not hold")
+)
+
+func noSuchMove(detail string) *apperr.Error {
+	e := apperr.Conflict("invalid_transition", detail)
+	e.Err = ErrNoSuchMove
+	return e
+}
+
+// StaleDocument reports a move whose document left its phase meanwhile.
+func StaleDocument(detail string) *apperr.Error {
+	e := apperr.Conflict("invalid_transition", detail)
+	e.Err = ErrStaleDocument
+	return e
+}
+
+// PreconditionFailed reports a move that exists but may not be made yet.
+func PreconditionFailed(code, detail string) *apperr.Error {
+	e := apperr.Conflict(code, detail)
+	e.Err = ErrPreconditionFailed
+	return e
+}
+
+// Step returns the step of phase.
+func (d *Definition) Step(phase string) (Step, bool) { return d.step(phase) }
 
 func (d *Definition) step(phase string) (Step, bool) {
 	for _, s := range d.Steps {
@@ -185,13 +237,15 @@ func (d *Definition) Move(from, to string, actor Actor, facts Facts) (Transition
 		}
 		if !holds(t.Guard, facts) {
 			if refused == nil {
-				refused = apperr.Conflict("invalid_transition", fmt.Sprintf("The move from %s to %s needs %s.", from, to, t.Guard))
+				refused = noSuchMove(fmt.Sprintf("The move from %s to %s needs %s.", from, to, t.Guard))
 			}
 			continue
 		}
 		if !actor.may(t) {
-			refused = apperr.New(apperr.KindForbidden, "transition_forbidden",
+			forbidden := apperr.New(apperr.KindForbidden, "transition_forbidden",
 				fmt.Sprintf("The move from %s to %s is for %s.", from, to, strings.Join(t.Roles, ", ")))
+			forbidden.Err = ErrMoveForbidden
+			refused = forbidden
 			continue
 		}
 		return t, nil
@@ -199,7 +253,7 @@ func (d *Definition) Move(from, to string, actor Actor, facts Facts) (Transition
 	if refused != nil {
 		return Transition{}, refused
 	}
-	return Transition{}, apperr.Conflict("invalid_transition", fmt.Sprintf("There is no move from %s to %s.", from, to))
+	return Transition{}, noSuchMove(fmt.Sprintf("There is no move from %s to %s.", from, to))
 }
 
 // NormalMove is the step's default move under facts: a guarded normal move
@@ -241,6 +295,8 @@ type Kind struct {
 	Phases        []string // the phase set definitions of this kind may use
 	DocumentTypes []string // what assignments map (e.g. each contract type)
 	Defaults      []Default
+	Facts         []string // the boolean facts guards may read
+	Preconditions []string // the preconditions moves may name
 }
 
 // Default is a definition seeded as version 1 and assigned to document

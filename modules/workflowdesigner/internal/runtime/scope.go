@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+
+	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
+	"github.com/contractflow/contractflow/platform/apperr"
+	"github.com/contractflow/contractflow/platform/authn"
+)
+
+// Scope is what one caller may see of a kind's documents, as SQL over its
+// documents table, so paging counts stay right: their own documents, plus
+// the phases of each published definition whose inbox roles they hold.
+// Admin sees everything.
+type Scope struct {
+	all    bool
+	userID string
+	tables Tables
+	phases []definitionPhases
+}
+
+// definitionPhases are the phases of one pinned definition a caller sees.
+type definitionPhases struct {
+	definitionID string
+	phases       []string
+}
+
+// Scope computes what p may see of kind's documents.
+func (r *Runtime) Scope(ctx context.Context, kind string, p authn.Principal) (Scope, error) {
+	k, _, err := r.kind(kind)
+	if err != nil {
+		return Scope{}, err
+	}
+	if p.IsAdmin() {
+		return Scope{all: true, tables: k.Tables}, nil
+	}
+	defs, err := r.Published(ctx, kind)
+	if err != nil {
+		return Scope{}, err
+	}
+	sc := Scope{userID: p.UserID, tables: k.Tables}
+	for _, d := range defs {
+		if phases := d.PhasesSeenBy(p.Roles); len(phases) > 0 {
+			sc.phases = append(sc.phases, definitionPhases{definitionID: d.ID, phases: phases})
+		}
+	}
+	return sc, nil
+}
+
+// Visible is the condition of the documents the caller may list and open:
+// owned, or waiting in a phase the caller's roles see.
+func (sc Scope) Visible() (string, []any) { return sc.where(true) }
+
+// Inbox is the condition of the documents waiting on the caller's roles
+// (every document that has a deadline, for Admin).
+func (sc Scope) Inbox() (string, []any) {
+	cond, args := sc.where(false)
+	return cond + " AND " + sc.tables.Documents + ".sla_deadline IS NOT NULL", args
+}
+
+func (sc Scope) where(owned bool) (string, []any) {
+	if sc.all {
+		return "1 = 1", nil
+	}
+	t := sc.tables.Documents
+	var conds []string
+	var args []any
+	if owned {
+		conds = append(conds, t+"."+sc.tables.Owner+" = ?")
+		args = append(args, sc.userID)
+	}
+	for _, dp := range sc.phases {
+		conds = append(conds, "("+t+".workflow_definition_id = ? AND "+t+".phase IN ?)")
+		args = append(args, dp.definitionID, dp.phases)
+	}
+	if len(conds) == 0 {
+		return "1 = 0", nil
+	}
+	return "(" + strings.Join(conds, " OR ") + ")", args
+}
+
+// CanSee is the visibility rule for one document: its owner, or a holder of
+// an inbox role of its current phase; Admin sees all. It returns the pinned
+// definition, which the caller usually needs next.
+func (r *Runtime) CanSee(ctx context.Context, p authn.Principal, doc Document) (*engine.Definition, error) {
+	def, err := r.Definition(ctx, doc.DefinitionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.IsAdmin() || doc.OwnerID == p.UserID || p.HasAnyRole(def.InboxRoles(doc.Phase)...) {
+		return def, nil
+	}
+	return nil, apperr.Forbidden("You are not involved in this document.")
+}
+
+// Allowed lists the moves p may make on doc now.
+func (r *Runtime) Allowed(def *engine.Definition, p authn.Principal, doc Document) []engine.Transition {
+	return def.Allowed(doc.Phase, ActorOf(&p), doc.Facts)
+}

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/contractflow/contractflow/platform/db"
+)
+
+// store is the SQL of the runtime over the workflow columns a kind lends it
+// (Tables). Table and column names come from registrations, never from
+// requests.
+type store struct{ db *db.DB }
+
+// move is the compare-and-set of a transition: it succeeds only while the
+// document is still in its phase at the history head it was read with, so
+// of two concurrent moves exactly one wins.
+func (s store) move(ctx context.Context, t Tables, m *Moved) (bool, error) {
+	cols := map[string]any{"phase": m.To, "sla_deadline": m.Deadline, "sla_warning_sent": false,
+		"history_hash": m.Hash, "updated_at": m.At, "updated_by": m.ActorID, "version": gorm.Expr("version + 1")}
+	for c, v := range m.set {
+		cols[c] = v
+	}
+	res := s.db.Conn(ctx).Table(t.Documents).
+		Where("id = ? AND phase = ? AND history_hash = ? AND deleted_at IS NULL", m.Doc.ID, m.From, m.Doc.HistoryHash).
+		Updates(cols)
+	return res.RowsAffected == 1, res.Error
+}
+
+// appendHistory inserts the move's history row.
+func (s store) appendHistory(ctx context.Context, t Tables, m *Moved) error {
+	return s.db.Conn(ctx).Exec(`INSERT INTO `+t.History+` (id, `+t.Key+`, from_phase, to_phase, approver_user_id, decision, comment, approved_at, hash, prev_hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.HistoryID, m.Doc.ID, m.From, m.To, m.ActorID, m.Decision, m.Comment, m.At, m.Hash, m.Doc.HistoryHash).Error
+}
+
+type dueRow struct {
+	ID          string
+	SLADeadline time.Time `gorm:"column:sla_deadline"`
+}
+
+// overdue lists live documents whose deadline passed, oldest first, after
+// the keyset cursor (deadline, id) of the previous page; the partial index
+// on sla_deadline of each documents table serves it.
+func (s store) overdue(ctx context.Context, t Tables, now, afterDeadline time.Time, afterID string, limit int) ([]dueRow, error) {
+	var rows []dueRow
+	err := s.db.Conn(ctx).Table(t.Documents).Select("id, sla_deadline").
+		Where("deleted_at IS NULL AND sla_deadline IS NOT NULL AND sla_deadline < ?", now).
+		Where("(sla_deadline > ? OR (sla_deadline = ? AND id > ?))", afterDeadline, afterDeadline, afterID).
+		Order("sla_deadline, id").Limit(limit).Scan(&rows).Error
+	return rows, err
+}
+
+// dueSoon lists live documents within the warning window not yet warned.
+func (s store) dueSoon(ctx context.Context, t Tables, now, until time.Time, limit int) ([]dueRow, error) {
+	var rows []dueRow
+	err := s.db.Conn(ctx).Table(t.Documents).Select("id, sla_deadline").
+		Where("deleted_at IS NULL AND sla_deadline IS NOT NULL AND sla_deadline >= ? AND sla_deadline < ? AND sla_warning_sent = ?", now, until, false).
+		Order("sla_deadline, id").Limit(limit).Scan(&rows).Error
+	return rows, err
+}
+
+// markWarned sets the warning flag unless another node already did or the
+// document moved on.
+func (s store) markWarned(ctx context.Context, t Tables, id string, deadline time.Time) (bool, error) {
+	res := s.db.Conn(ctx).Table(t.Documents).
+		Where("id = ? AND sla_warning_sent = ? AND sla_deadline = ?", id, false, deadline).
+		Update("sla_warning_sent", true)
+	return res.RowsAffected == 1, res.Error
+}
+
+// heads maps every document (deleted ones too) to its chain head.
+func (s store) heads(ctx context.Context, t Tables) (map[string]string, error) {
+	rows, err := s.db.Conn(ctx).Table(t.Documents).Select("id, history_hash").Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, head string
+		if err := rows.Scan(&id, &head); err != nil {
+			return nil, err
+		}
+		out[id] = head
+	}
+	return out, rows.Err()
+}
+
+// eachHistory streams every history row, grouped by document and in time
+// order within one, until fn returns false.
+func (s store) eachHistory(ctx context.Context, t Tables, fn func(docID string, row HistoryRow) bool) (int, error) {
+	rows, err := s.db.Conn(ctx).Table(t.History).
+		Select("id, " + t.Key + ", from_phase, to_phase, approver_user_id, decision, comment, approved_at, hash, prev_hash").
+		Order(t.Key + ", approved_at, id").Rows()
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var row HistoryRow
+		l := &row.Link
+		if err := rows.Scan(&row.ID, &l.DocumentID, &l.From, &l.To, &l.ApproverID, &l.Decision, &l.Comment, &l.At, &row.Hash, &row.PrevHash); err != nil {
+			return n, err
+		}
+		n++
+		if !fn(l.DocumentID, row) {
+			break
+		}
+	}
+	return n, rows.Err()
+}
