@@ -48,8 +48,8 @@ type Tables struct {
 // (DESIGN §1: opinions_missing, budget_exceeded). Moves name it in their
 // Precondition field; Check runs inside the move's transaction.
 type Precondition struct {
-	Name  string // what transitions name, e.g. "opinionsComplete"
-	Code  string // the problem code when it fails
+	Name  string                                                           // what transitions name, e.g. "opinionsComplete"
+	Code  string                                                           // the problem code when it fails
 	Check func(ctx context.Context, d Document) (reason string, err error) // reason "" means it holds
 }
 
