@@ -104,7 +104,8 @@ type Principal struct {
 	Roles  []string
 }
 
-// RoleAdmin passes every permission check.
+// RoleAdmin is the administrators' role. It passes every permission check;
+// platform/authz decides that (authz.PassesEveryPolicy), not the callers.
 const RoleAdmin = "Admin"
 
 // HasRole reports whether the caller holds role.
@@ -115,7 +116,9 @@ func (p Principal) HasAnyRole(roles ...string) bool {
 	return slices.ContainsFunc(roles, p.HasRole)
 }
 
-// IsAdmin reports whether the caller holds the Admin role.
+// IsAdmin reports whether the caller holds the Admin role, for rules about
+// the role itself (who may grant it) and for visibility. Whether the caller
+// passes a permission policy is authz's question (Enforcer.Allowed).
 func (p Principal) IsAdmin() bool { return p.HasRole(RoleAdmin) }
 
 type principalKey struct{}

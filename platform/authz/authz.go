@@ -2,10 +2,15 @@
 // menu key" with Casbin, from policies its owner loads (the identity module's
 // Permission rows). Decisions are cached; Load replaces the policies and
 // clears the cache, so a change takes effect on the next request.
+//
+// The Admin rule (Admin passes every policy, whatever the matrix holds) is
+// decided here and nowhere else: by PassesEveryPolicy, which Allowed applies
+// before consulting the matrix. The Casbin model knows no role by name.
 package authz
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,6 +18,7 @@ import (
 	"github.com/casbin/casbin/v2/model"
 
 	"github.com/contractflow/contractflow/config"
+	"github.com/contractflow/contractflow/platform/authn"
 )
 
 // Actions of a menu key, as they appear in policy names.
@@ -25,6 +31,34 @@ const (
 
 // Actions lists the four actions in matrix order.
 var Actions = []string{Read, Create, Update, Delete}
+
+// PassesEveryPolicy reports whether roles pass every policy without a
+// grant: they include Admin (DESIGN §2). Code that decides, shows or seeds
+// permissions asks this rather than comparing role names itself.
+func PassesEveryPolicy(roles ...string) bool { return slices.Contains(roles, authn.RoleAdmin) }
+
+// ActionsOf reads the letters of a default grant (kernel.Grants: C create,
+// R read, U update, D delete, each at most once, in any order) as actions,
+// in matrix order.
+func ActionsOf(letters string) ([]string, error) {
+	seen := map[rune]bool{}
+	for _, c := range letters {
+		if !strings.ContainsRune("CRUD", c) {
+			return nil, fmt.Errorf("grant %q: %q is not one of C, R, U, D", letters, c)
+		}
+		if seen[c] {
+			return nil, fmt.Errorf("grant %q: %q appears twice", letters, c)
+		}
+		seen[c] = true
+	}
+	var out []string
+	for _, a := range Actions {
+		if seen[rune(a[0])] {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
 
 // Grant is one policy line: role may act on menuKey.
 type Grant struct {
@@ -70,11 +104,15 @@ func (en *Enforcer) Load(grants []Grant) error {
 	return nil
 }
 
-// Allowed reports whether any of roles grants policy ("<menuKey>.<Action>").
+// Allowed reports whether roles pass policy ("<menuKey>.<Action>"): Admin
+// passes every policy, any other role when the matrix grants it.
 func (en *Enforcer) Allowed(roles []string, policy string) bool {
 	menu, action, ok := strings.Cut(policy, ".")
 	if !ok {
 		return false
+	}
+	if PassesEveryPolicy(roles...) {
+		return true
 	}
 	for _, r := range roles {
 		if en.allowed(r, menu, action) {

@@ -30,41 +30,22 @@ func (s *Service) declared(key string) bool {
 	return slices.ContainsFunc(s.menus, func(m kernel.Menu) bool { return m.Key == key })
 }
 
-// effective returns the union of the roles' flags per declared menu key;
-// Admin holds every flag.
-func (s *Service) effective(ctx context.Context, roles []string) (map[string]Flags, error) {
+// effective returns the roles' flags on each declared menu key, as the
+// guard decides them (Admin passes every policy; see authz).
+func (s *Service) effective(roles []string) map[string]Flags {
 	out := make(map[string]Flags, len(s.menus))
-	admin := slices.Contains(roles, authn.RoleAdmin)
 	for _, m := range s.menus {
-		if admin {
-			out[m.Key] = Flags{true, true, true, true}
-		} else {
-			out[m.Key] = Flags{}
-		}
+		allowed := func(action string) bool { return s.enforcer.Allowed(roles, m.Key+"."+action) }
+		out[m.Key] = Flags{Read: allowed(authz.Read), Create: allowed(authz.Create), Update: allowed(authz.Update), Delete: allowed(authz.Delete)}
 	}
-	if admin || len(roles) == 0 {
-		return out, nil
-	}
-	rows, err := s.store.permissions(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		if f, ok := out[r.MenuKey]; ok && slices.Contains(roles, r.RoleName) {
-			out[r.MenuKey] = f.or(Flags{r.CanRead, r.CanCreate, r.CanUpdate, r.CanDelete})
-		}
-	}
-	return out, nil
+	return out
 }
 
 // MenuTree returns the declared menu entries as a tree. With onlyReadable,
 // an entry appears when the flags grant Read, or when one of its children
 // does (so the child can be reached).
 func (s *Service) MenuTree(ctx context.Context, roles []string, onlyReadable bool) ([]MenuNode, error) {
-	perms, err := s.effective(ctx, roles)
-	if err != nil {
-		return nil, err
-	}
+	perms := s.effective(roles)
 	items, err := s.store.menus(ctx)
 	if err != nil {
 		return nil, err
@@ -138,7 +119,7 @@ func (s *Service) SavePermission(ctx context.Context, actor authn.Principal, in 
 		return PermissionDTO{}, apperr.FieldError("MenuKey", fmt.Sprintf("Unknown menu key %q.", in.MenuKey))
 	}
 	f := Flags{*in.CanRead, *in.CanCreate, *in.CanUpdate, *in.CanDelete}
-	if in.Role == authn.RoleAdmin && f != (Flags{true, true, true, true}) {
+	if authz.PassesEveryPolicy(in.Role) && f != (Flags{true, true, true, true}) {
 		return PermissionDTO{}, apperr.BadRequest("cannot_lower_admin", "The Admin role keeps every permission.")
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context) error {

@@ -236,9 +236,5 @@ func (s *Service) Me(ctx context.Context, p authn.Principal) (MeDTO, error) {
 	if err != nil {
 		return MeDTO{}, err
 	}
-	perms, err := s.effective(ctx, d.Roles)
-	if err != nil {
-		return MeDTO{}, err
-	}
-	return MeDTO{UserDTO: d, Permissions: perms}, nil
+	return MeDTO{UserDTO: d, Permissions: s.effective(d.Roles)}, nil
 }

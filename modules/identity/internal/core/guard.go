@@ -49,7 +49,7 @@ func (g Guard) Handler(a httpx.Access) fiber.Handler {
 			c.Set(fiber.HeaderWWWAuthenticate, `Bearer`)
 			return err
 		}
-		if a.Policy != "" && !p.IsAdmin() && !s.enforcer.Allowed(p.Roles, a.Policy) {
+		if a.Policy != "" && !s.enforcer.Allowed(p.Roles, a.Policy) {
 			return apperr.Forbidden(fmt.Sprintf("You need the %s permission.", a.Policy))
 		}
 		c.SetUserContext(authn.WithPrincipal(ctx, p))
