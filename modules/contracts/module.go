@@ -85,9 +85,14 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 // Routes declares the contract endpoints.
 func (m *Module) Routes(r *httpx.Routes) { m.svc.Routes(r, m.maxBytes) }
 
-// Menus declares the Contracts menu key.
+// Menus declares the Contracts menu key with its default grants (DESIGN §2).
 func (*Module) Menus() []kernel.Menu {
-	return []kernel.Menu{{Key: "Contracts", Title: "Contracts", Path: "/contracts", Order: 10}}
+	return []kernel.Menu{{Key: "Contracts", Title: "Contracts", Path: "/contracts", Order: 10, Grants: kernel.Grants{
+		identity.RoleDrafter: "CRUD", identity.RoleDeptManager: "CRUD", identity.RoleProjectManager: "R",
+		identity.RoleProcurement: "R", identity.RoleCostControl: "R", identity.RoleFinance: "R",
+		identity.RoleAccounting: "R", identity.RoleEquipment: "R", identity.RoleDirector: "R",
+		identity.RoleAuthorizedSigner: "R", identity.RoleHrAdmin: "RU",
+	}}}
 }
 
 // Events lists the topics the module publishes and consumes.

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 
 	"github.com/contractflow/contractflow/modules/forms/internal/core"
+	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/migrate"
@@ -51,9 +52,11 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 // Routes declares the template endpoints.
 func (m *Module) Routes(r *httpx.Routes) { m.svc.Routes(r) }
 
-// Menus declares the Forms menu key, under Contracts.
+// Menus declares the Forms menu key, under Contracts, with its default
+// grants (DESIGN §2).
 func (*Module) Menus() []kernel.Menu {
-	return []kernel.Menu{{Key: "Forms", Title: "Forms", Path: "/contracts/forms", ParentKey: "Contracts", Order: 30}}
+	return []kernel.Menu{{Key: "Forms", Title: "Forms", Path: "/contracts/forms", ParentKey: "Contracts", Order: 30,
+		Grants: kernel.Grants{identity.RoleDrafter: "R", identity.RoleDeptManager: "R"}}}
 }
 
 // Seed inserts the eight templates every installation starts with and

@@ -22,9 +22,11 @@ import (
 )
 
 // The identity module alone declares only the Users and Permissions menu
-// keys; the other ten belong to later modules. menusModule stands in for
-// them so the whole 12-key matrix of DESIGN §2 exists, and serves one route
-// per policy so tests can ask the guard about any of the 48.
+// keys; the other ten belong to other modules (two of them, procurement and
+// budget, not built yet). menusModule stands in for them: it declares their
+// keys with DESIGN §2's default grants, as each owner does, so the whole
+// 12-key matrix exists, and serves one route per policy so tests can ask the
+// guard about any of the 48.
 type menusModule struct{}
 
 var (
@@ -47,7 +49,7 @@ func (menusModule) Info() kernel.Info { return kernel.Info{Name: "testmenus"} }
 func (menusModule) Menus() []kernel.Menu {
 	out := make([]kernel.Menu, 0, len(otherMenuKeys))
 	for i, k := range otherMenuKeys {
-		m := kernel.Menu{Key: k, Title: k, Path: "/" + strings.ToLower(k), Order: 10 * (i + 1)}
+		m := kernel.Menu{Key: k, Title: k, Path: "/" + strings.ToLower(k), Order: 10 * (i + 1), Grants: designGrantsOf(k)}
 		if k == "Forms" {
 			m.ParentKey = "Contracts"
 		}
@@ -175,26 +177,19 @@ type page struct {
 	TotalPages int       `json:"totalPages"`
 }
 
-// designTable is DESIGN §2's default permission table, written out here
-// independently of the seed code so a typo in either shows.
-var designTable = map[string]map[string]string{
-	"Drafter": {"Dashboard": "R", "Contracts": "CRUD", "Forms": "R", "PurchaseEvaluations": "CRU",
-		"Suppliers": "RC", "Projects": "R", "Departments": "R", "Reports": "R"},
-	"DeptManager": {"Dashboard": "R", "Contracts": "CRUD", "Forms": "R", "PurchaseEvaluations": "RU",
-		"Budgets": "R", "Suppliers": "R", "Projects": "R", "Departments": "R", "Reports": "R"},
-	"ProjectManager": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "CRU",
-		"Suppliers": "R", "Projects": "RU", "Departments": "R", "Reports": "R"},
-	"Procurement": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "CRUD", "Suppliers": "CRU",
-		"Projects": "R", "Departments": "R", "Reports": "R"},
-	"CostControl": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "CRU",
-		"Suppliers": "R", "Projects": "R", "Reports": "R"},
-	"Finance":    {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "R", "Reports": "R"},
-	"Accounting": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "R", "Reports": "R"},
-	"Equipment":  {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Suppliers": "R"},
-	"Director": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "RU",
-		"Suppliers": "R", "Projects": "R", "Departments": "R", "Reports": "R"},
-	"AuthorizedSigner": {"Dashboard": "R", "Contracts": "R", "Reports": "R"},
-	"HrAdmin":          {"Dashboard": "R", "Contracts": "RU", "Departments": "CRU", "Users": "R"},
+// designTable is DESIGN §2's default permission table (role → key → letters).
+var designTable = identitytest.DesignGrants
+
+// designGrantsOf is the column of designTable for one key, as its owner
+// declares it.
+func designGrantsOf(key string) kernel.Grants {
+	g := kernel.Grants{}
+	for role, keys := range designTable {
+		if letters, ok := keys[key]; ok {
+			g[role] = letters
+		}
+	}
+	return g
 }
 
 // designFlags returns the default flags of role on menu key.

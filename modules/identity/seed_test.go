@@ -320,3 +320,152 @@ func TestInvalidConfigurationStopsTheStart(t *testing.T) {
 		})
 	}
 }
+
+// A disabled module's menu keys disappear from the menus, the matrix and
+// the caller's permissions, while their rows stay in the database for when
+// the module is switched back on.
+func TestDisabledModuleKeysAreHidden(t *testing.T) {
+	t.Parallel()
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		set := testkit.FreshDatabase(t, driver)
+		shared := []testkit.Option{
+			testkit.WithConfig("database.driver", set["database.driver"]),
+			testkit.WithConfig("database.dsn", set["database.dsn"]),
+		}
+		// The first start seeds all twelve keys.
+		if n := countRows(t, start(t, driver, shared...), "permissions"); n != 12*12 {
+			t.Fatalf("%d permission rows after the first start, want 144", n)
+		}
+
+		app := start(t, driver, append(shared, testkit.WithConfig("modules.testmenus.enabled", false))...)
+		admin := identitytest.AdminToken(t, app)
+		own := []string{"Users", "Permissions"}
+
+		r := get(app, "/api/menus", admin)
+		expect(t, r, 200, "")
+		var tree []menuNode
+		r.JSON(t, &tree)
+		mustEqualSet(t, "/api/menus", flatten(tree), own)
+
+		r = get(app, "/api/menus/me", identitytest.Token(t, app, identity.RoleHrAdmin))
+		expect(t, r, 200, "")
+		tree = nil
+		r.JSON(t, &tree)
+		mustEqualSet(t, "HrAdmin's /api/menus/me", flatten(tree), []string{"Users"})
+
+		r = get(app, "/api/permissions", admin)
+		expect(t, r, 200, "")
+		var rows []permissionRow
+		r.JSON(t, &rows)
+		keys := map[string]int{}
+		for _, row := range rows {
+			keys[row.MenuKey]++
+		}
+		mustEqualSet(t, "/api/permissions keys", sortedKeys(keys), own)
+		if len(rows) != 12*len(own) {
+			t.Errorf("%d rows, want one per role and key of the enabled modules (%d)", len(rows), 12*len(own))
+		}
+
+		r = get(app, "/api/auth/me", identitytest.Token(t, app, identity.RoleDrafter))
+		expect(t, r, 200, "")
+		var me struct {
+			Permissions map[string]flags `json:"permissions"`
+		}
+		r.JSON(t, &me)
+		mustEqualSet(t, "/api/auth/me permission keys", sortedKeys(me.Permissions), own)
+
+		r = app.Do(testkit.Request{Method: "PUT", Path: "/api/permissions", Token: admin,
+			Body: map[string]any{"role": "Drafter", "menuKey": "Contracts", "canRead": true, "canCreate": false, "canUpdate": false, "canDelete": false}})
+		expect(t, r, 400, "validation_failed")
+
+		if n := countRows(t, app, "permissions"); n != 12*12 {
+			t.Errorf("%d permission rows with the module off, want the 144 kept", n)
+		}
+	})
+}
+
+// gadgetsModule declares one menu key with the grants given.
+type gadgetsModule struct{ grants kernel.Grants }
+
+func (gadgetsModule) Info() kernel.Info { return kernel.Info{Name: "gadgets"} }
+
+func (m gadgetsModule) Menus() []kernel.Menu {
+	return []kernel.Menu{{Key: "Gadgets", Title: "Gadgets", Path: "/gadgets", Grants: m.grants}}
+}
+
+// Identity seeds exactly what a module declares, and refuses at start-up a
+// declaration it could not honour, naming the key.
+func TestDeclaredGrants(t *testing.T) {
+	t.Parallel()
+	startWith := func(t *testing.T, grants kernel.Grants) (*kernel.Kernel, error) {
+		set := testkit.Isolated(t, "sqlite")
+		set["identity.password.hash.memoryKiB"] = 64
+		set["identity.password.hash.iterations"] = 1
+		k, err := kernel.New(kernel.Options{Set: set, Environ: []string{}, LogOutput: io.Discard, Modules: []kernel.Factory{
+			func() kernel.Module { return identity.New() },
+			func() kernel.Module { return gadgetsModule{grants: grants} },
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { k.Close(context.Background()) })
+		return k, k.Start(context.Background())
+	}
+
+	t.Run("seeded as declared", func(t *testing.T) {
+		k, err := startWith(t, kernel.Grants{"Finance": "UR", "HrAdmin": "D"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type row struct {
+			RoleName                                 string
+			CanRead, CanCreate, CanUpdate, CanDelete bool
+		}
+		var rows []row
+		err = k.App().DB.Conn(context.Background()).Raw(`SELECT r.name AS role_name, p.can_read, p.can_create, p.can_update, p.can_delete
+			FROM permissions p JOIN roles r ON r.id = p.role_id WHERE p.menu_key = 'Gadgets'`).Scan(&rows).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 12 {
+			t.Errorf("%d rows for Gadgets, want one per role", len(rows))
+		}
+		for _, r := range rows {
+			want := flags{}
+			switch r.RoleName {
+			case "Admin":
+				want = flags{true, true, true, true}
+			case "Finance":
+				want = flags{Read: true, Update: true}
+			case "HrAdmin":
+				want = flags{Delete: true}
+			}
+			if got := (flags{r.CanRead, r.CanCreate, r.CanUpdate, r.CanDelete}); got != want {
+				t.Errorf("%s on Gadgets: %s, want %s", r.RoleName, fmtFlags(got), fmtFlags(want))
+			}
+		}
+	})
+
+	for _, tc := range []struct {
+		name   string
+		grants kernel.Grants
+		want   []string
+	}{
+		{"unknown role", kernel.Grants{"Drafer": "R"}, []string{"Gadgets", `"Drafer"`, "unknown role"}},
+		{"Admin", kernel.Grants{"Admin": "R"}, []string{"Gadgets", "Admin", "every policy"}},
+		{"unknown letter", kernel.Grants{"Finance": "RW"}, []string{"Gadgets", "Finance", `'W'`}},
+		{"letter twice", kernel.Grants{"Finance": "RR"}, []string{"Gadgets", "Finance", "twice"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := startWith(t, tc.grants)
+			if err == nil {
+				t.Fatal("started; want an error")
+			}
+			for _, w := range append(tc.want, "identity") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+		})
+	}
+}

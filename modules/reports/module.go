@@ -52,11 +52,21 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 // Routes declares the dashboard and the export.
 func (m *Module) Routes(r *httpx.Routes) { m.svc.Routes(r) }
 
-// Menus declares the Dashboard and Reports menu keys.
+// Menus declares the Dashboard and Reports menu keys with their default
+// grants (DESIGN §2): every role reads the dashboard.
 func (*Module) Menus() []kernel.Menu {
 	return []kernel.Menu{
-		{Key: "Dashboard", Title: "Dashboard", Path: "/", Order: 0},
-		{Key: "Reports", Title: "Reports", Path: "/reports", Order: 60},
+		{Key: "Dashboard", Title: "Dashboard", Path: "/", Order: 0, Grants: kernel.Grants{
+			identity.RoleDrafter: "R", identity.RoleDeptManager: "R", identity.RoleProjectManager: "R",
+			identity.RoleProcurement: "R", identity.RoleCostControl: "R", identity.RoleFinance: "R",
+			identity.RoleAccounting: "R", identity.RoleEquipment: "R", identity.RoleDirector: "R",
+			identity.RoleAuthorizedSigner: "R", identity.RoleHrAdmin: "R",
+		}},
+		{Key: "Reports", Title: "Reports", Path: "/reports", Order: 60, Grants: kernel.Grants{
+			identity.RoleDrafter: "R", identity.RoleDeptManager: "R", identity.RoleProjectManager: "R",
+			identity.RoleProcurement: "R", identity.RoleCostControl: "R", identity.RoleFinance: "R",
+			identity.RoleAccounting: "R", identity.RoleDirector: "R", identity.RoleAuthorizedSigner: "R",
+		}},
 	}
 }
 

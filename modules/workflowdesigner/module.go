@@ -62,6 +62,7 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 
 // Menus declares the Workflows menu key.
 func (*Module) Menus() []kernel.Menu {
+	// No grants: by default only Admin, who passes every policy, has it (DESIGN §2).
 	return []kernel.Menu{{Key: "Workflows", Title: "Workflows", Path: "/workflows", Order: 120}}
 }
 

@@ -60,10 +60,10 @@ type RouteProvider interface {
 }
 
 // MenuProvider declares the permission menu keys the module guards its
-// routes with; the identity module seeds them into the permission matrix.
-// Menus is a declaration: it must not depend on Provision, because the
-// kernel reads it from every compiled-in module to refuse a key declared
-// twice.
+// routes with and their default grants; the identity module seeds them into
+// the permission matrix of the enabled modules. Menus is a declaration: it
+// must not depend on Provision, because the kernel reads it from every
+// compiled-in module to refuse a key declared twice.
 type MenuProvider interface {
 	Menus() []Menu
 }
@@ -107,7 +107,16 @@ type Menu struct {
 	Path      string
 	ParentKey string
 	Order     int
+	// Grants are the key's default permissions (DESIGN §2), which the
+	// identity module seeds once for the key; an administrator's later
+	// edits are kept. Admin is never listed: it passes every policy.
+	Grants Grants
 }
+
+// Grants map a role to the actions it is granted by default, as the letters
+// of DESIGN §2's table: C create, R read, U update, D delete, e.g.
+// {"Drafter": "CRUD", "Finance": "R"}. A role not listed is granted nothing.
+type Grants map[string]string
 
 // Events lists topics by name.
 type Events struct {

@@ -77,3 +77,31 @@ func Token(t testing.TB, app *testkit.App, roles ...string) string {
 	_, _, token := NewUser(t, app, roles...)
 	return token
 }
+
+// DesignGrants is DESIGN §2's default permission table for the roles other
+// than Admin: role → menu key → letters of C, R, U, D. It is written out
+// here, apart from the modules that declare the grants (kernel.Menu.Grants),
+// so that a typo in either shows.
+var DesignGrants = map[string]map[string]string{
+	"Drafter": {"Dashboard": "R", "Contracts": "CRUD", "Forms": "R", "PurchaseEvaluations": "CRU",
+		"Suppliers": "RC", "Projects": "R", "Departments": "R", "Reports": "R"},
+	"DeptManager": {"Dashboard": "R", "Contracts": "CRUD", "Forms": "R", "PurchaseEvaluations": "RU",
+		"Budgets": "R", "Suppliers": "R", "Projects": "R", "Departments": "R", "Reports": "R"},
+	"ProjectManager": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "CRU",
+		"Suppliers": "R", "Projects": "RU", "Departments": "R", "Reports": "R"},
+	"Procurement": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "CRUD", "Suppliers": "CRU",
+		"Projects": "R", "Departments": "R", "Reports": "R"},
+	"CostControl": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "CRU",
+		"Suppliers": "R", "Projects": "R", "Reports": "R"},
+	"Finance":    {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "R", "Reports": "R"},
+	"Accounting": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "R", "Reports": "R"},
+	"Equipment":  {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Suppliers": "R"},
+	"Director": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "RU",
+		"Suppliers": "R", "Projects": "R", "Departments": "R", "Reports": "R"},
+	"AuthorizedSigner": {"Dashboard": "R", "Contracts": "R", "Reports": "R"},
+	"HrAdmin":          {"Dashboard": "R", "Contracts": "RU", "Departments": "CRU", "Users": "R"},
+}
+
+// DesignMenuKeys are the twelve menu keys of DESIGN §2.
+var DesignMenuKeys = []string{"Dashboard", "Contracts", "Forms", "PurchaseEvaluations", "Budgets",
+	"Reports", "Suppliers", "Projects", "Departments", "Users", "Permissions", "Workflows"}

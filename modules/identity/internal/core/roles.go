@@ -1,6 +1,14 @@
 package core
 
-import "github.com/contractflow/contractflow/platform/kernel"
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/contractflow/contractflow/platform/authz"
+	"github.com/contractflow/contractflow/platform/kernel"
+)
 
 // roleSeed is one of the twelve roles (DESIGN §2).
 type roleSeed struct {
@@ -23,49 +31,50 @@ var seedRoles = []roleSeed{
 	{"HrAdmin", "", "Administration: seals and publishes signed contracts."},
 }
 
-// OwnMenus are the menu keys the identity module guards.
+// OwnMenus are the menu keys the identity module guards, with their default
+// grants (DESIGN §2). Every other key, and its grants, is declared by the
+// module that owns it; the seed assembles the matrix from what the enabled
+// modules declare.
 func OwnMenus() []kernel.Menu {
 	return []kernel.Menu{
-		{Key: "Users", Title: "Users", Path: "/users", Order: 100},
+		{Key: "Users", Title: "Users", Path: "/users", Order: 100, Grants: kernel.Grants{"HrAdmin": "R"}},
 		{Key: "Permissions", Title: "Permissions", Path: "/users/permissions", ParentKey: "Users", Order: 110},
 	}
 }
 
-// defaultGrants is DESIGN §2's default matrix for roles other than Admin,
-// as letters of Create, Read, Update, Delete per menu key.
-var defaultGrants = map[string]map[string]string{
-	"Drafter": {"Dashboard": "R", "Contracts": "CRUD", "Forms": "R", "PurchaseEvaluations": "CRU",
-		"Suppliers": "RC", "Projects": "R", "Departments": "R", "Reports": "R"},
-	"DeptManager": {"Dashboard": "R", "Contracts": "CRUD", "Forms": "R", "PurchaseEvaluations": "RU", "Budgets": "R",
-		"Suppliers": "R", "Projects": "R", "Departments": "R", "Reports": "R"},
-	"ProjectManager": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "CRU",
-		"Suppliers": "R", "Projects": "RU", "Departments": "R", "Reports": "R"},
-	"Procurement": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "CRUD", "Suppliers": "CRU",
-		"Projects": "R", "Departments": "R", "Reports": "R"},
-	"CostControl": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "CRU",
-		"Suppliers": "R", "Projects": "R", "Reports": "R"},
-	"Finance":    {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "R", "Reports": "R"},
-	"Accounting": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "R", "Reports": "R"},
-	"Equipment":  {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Suppliers": "R"},
-	"Director": {"Dashboard": "R", "Contracts": "R", "PurchaseEvaluations": "RU", "Budgets": "RU",
-		"Suppliers": "R", "Projects": "R", "Departments": "R", "Reports": "R"},
-	"AuthorizedSigner": {"Dashboard": "R", "Contracts": "R", "Reports": "R"},
-	"HrAdmin":          {"Dashboard": "R", "Contracts": "RU", "Departments": "CRU", "Users": "R"},
-}
-
-func flagsOf(letters string) Flags {
-	var f Flags
-	for _, c := range letters {
-		switch c {
-		case 'R':
-			f.Read = true
-		case 'C':
-			f.Create = true
-		case 'U':
-			f.Update = true
-		case 'D':
-			f.Delete = true
+// checkGrants refuses default grants the seed could not honour: a role that
+// does not exist, a grant to Admin (which passes every policy and whose
+// flags cannot be lowered) or letters other than C, R, U, D. The error names
+// the menu key, which names its module.
+func checkGrants(menus []kernel.Menu) error {
+	var problems []error
+	for _, m := range menus {
+		for _, role := range slices.Sorted(maps.Keys(m.Grants)) {
+			switch {
+			case authz.PassesEveryPolicy(role):
+				problems = append(problems, fmt.Errorf("menu key %s grants %s, which passes every policy: leave it out", m.Key, role))
+			case !slices.ContainsFunc(seedRoles, func(r roleSeed) bool { return r.Name == role }):
+				problems = append(problems, fmt.Errorf("menu key %s grants unknown role %q", m.Key, role))
+			}
+			if _, err := authz.ActionsOf(m.Grants[role]); err != nil {
+				problems = append(problems, fmt.Errorf("menu key %s, role %s: %w", m.Key, role, err))
+			}
 		}
 	}
-	return f
+	return errors.Join(problems...)
+}
+
+// defaultFlags are the flags a role is seeded with on a menu key: every flag
+// for Admin, the declared grant for the others.
+func defaultFlags(role string, m kernel.Menu) Flags {
+	if authz.PassesEveryPolicy(role) {
+		return Flags{true, true, true, true}
+	}
+	actions, _ := authz.ActionsOf(m.Grants[role]) // checked by checkGrants at provision
+	return Flags{
+		Read:   slices.Contains(actions, authz.Read),
+		Create: slices.Contains(actions, authz.Create),
+		Update: slices.Contains(actions, authz.Update),
+		Delete: slices.Contains(actions, authz.Delete),
+	}
 }

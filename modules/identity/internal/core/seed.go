@@ -44,10 +44,7 @@ func (s *Service) Seed(ctx context.Context, app *kernel.App) error {
 		}
 		for _, r := range seedRoles {
 			for _, m := range s.menus {
-				f := flagsOf(defaultGrants[r.Name][m.Key])
-				if r.Name == authn.RoleAdmin {
-					f = Flags{true, true, true, true}
-				}
+				f := defaultFlags(r.Name, m)
 				p := Permission{RoleID: roleIDs[r.Name], MenuKey: m.Key, CanRead: f.Read, CanCreate: f.Create,
 					CanUpdate: f.Update, CanDelete: f.Delete, UpdatedAt: s.now()}
 				if err := s.store.insertPermissionIfMissing(ctx, p); err != nil {

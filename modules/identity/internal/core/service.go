@@ -50,6 +50,10 @@ func New(app *kernel.App, cfg *Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	menus := app.Menus()
+	if err := checkGrants(menus); err != nil {
+		return nil, err
+	}
 	enf, err := authz.New()
 	if err != nil {
 		return nil, err
@@ -65,7 +69,7 @@ func New(app *kernel.App, cfg *Config) (*Service, error) {
 		tokens:     authn.NewTokens(jwtCfg.Secret, jwtCfg.Issuer, jwtCfg.Audience, time.Duration(jwtCfg.AccessTokenMinutes)*time.Minute, app.Clock),
 		refreshTTL: time.Duration(jwtCfg.RefreshTokenDays) * 24 * time.Hour,
 		enforcer:   enf,
-		menus:      app.Menus(),
+		menus:      menus,
 		cache:      newUserCache(),
 	}
 	s.sync = &syncer{svc: s, interval: cfg.CacheSyncInterval}

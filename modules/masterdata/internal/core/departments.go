@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 
+	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/paging"
@@ -33,7 +34,10 @@ func (in *DepartmentInput) applyTo(d *Department) { d.ManagerUserID = in.Manager
 
 var departmentSpec = spec{
 	Kind: KindDepartment, Title: "Department", Path: "/api/departments",
-	Menu:    kernel.Menu{Key: "Departments", Title: "Departments", Path: "/departments", Order: 90},
+	Menu: kernel.Menu{Key: "Departments", Title: "Departments", Path: "/departments", Order: 90, Grants: kernel.Grants{
+		identity.RoleDrafter: "R", identity.RoleDeptManager: "R", identity.RoleProjectManager: "R",
+		identity.RoleProcurement: "R", identity.RoleDirector: "R", identity.RoleHrAdmin: "CRU",
+	}},
 	List:    paging.Spec{Sort: map[string]string{"code": "code", "name": "name", "createdAt": "created_at"}, DefaultSort: "code"},
 	Filters: []filter{{Param: "isActive", Column: "is_active"}},
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 
+	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/paging"
@@ -60,7 +61,10 @@ func (in *ProjectInput) applyTo(p *Project) {
 
 var projectSpec = spec{
 	Kind: KindProject, Title: "Project", Path: "/api/projects",
-	Menu: kernel.Menu{Key: "Projects", Title: "Projects", Path: "/projects", Order: 80},
+	Menu: kernel.Menu{Key: "Projects", Title: "Projects", Path: "/projects", Order: 80, Grants: kernel.Grants{
+		identity.RoleDrafter: "R", identity.RoleDeptManager: "R", identity.RoleProjectManager: "RU",
+		identity.RoleProcurement: "R", identity.RoleCostControl: "R", identity.RoleDirector: "R",
+	}},
 	List: paging.Spec{Sort: map[string]string{"code": "code", "name": "name", "createdAt": "created_at", "startDate": "start_date"}, DefaultSort: "code"},
 	Filters: []filter{
 		{Param: "status", Column: "status", Values: ProjectStatuses},

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 
+	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/paging"
@@ -57,7 +58,11 @@ func (in *SupplierInput) applyTo(s *Supplier) {
 
 var supplierSpec = spec{
 	Kind: KindSupplier, Title: "Supplier", Path: "/api/suppliers",
-	Menu: kernel.Menu{Key: "Suppliers", Title: "Suppliers", Path: "/suppliers", Order: 70},
+	Menu: kernel.Menu{Key: "Suppliers", Title: "Suppliers", Path: "/suppliers", Order: 70, Grants: kernel.Grants{
+		identity.RoleDrafter: "RC", identity.RoleDeptManager: "R", identity.RoleProjectManager: "R",
+		identity.RoleProcurement: "CRU", identity.RoleCostControl: "R", identity.RoleEquipment: "R",
+		identity.RoleDirector: "R",
+	}},
 	List: paging.Spec{Sort: map[string]string{"code": "code", "name": "name", "createdAt": "created_at"}, DefaultSort: "code"},
 	Filters: []filter{
 		{Param: "supplierType", Column: "supplier_type", Values: SupplierTypes},
