@@ -135,7 +135,9 @@ func New(opts Options) (*Kernel, error) {
 	return k, nil
 }
 
-// App returns the shared infrastructure handed to modules.
+// App returns the kernel's own view of the shared infrastructure handed to
+// modules. It is no module's view, so it may take any service (tests and
+// the CLI use it); modules get views that check what they take.
 func (k *Kernel) App() *App { return k.app }
 
 // Enabled returns the names of the enabled modules in start order.
