@@ -54,8 +54,12 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	if err := m.cfg.Validate(); err != nil {
 		return err
 	}
+	cal, err := app.Config.Calendar(m.cfg.Calendar)
+	if err != nil {
+		return err
+	}
 	m.svc = core.New(app.DB, app.Clock)
-	m.rt = runtime.New(m.svc, app.DB, app.Clock, app.Log, app.Bus, *m.cfg)
+	m.rt = runtime.New(m.svc, app.DB, app.Clock, app.Log, app.Bus, *m.cfg, cal)
 	kernel.Provide[Engine](app, m.rt)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +60,7 @@ func (*gadgets) Migrations() []migrate.Migration {
 			phase VARCHAR(32) NOT NULL,
 			sla_deadline TIMESTAMP NULL,
 			sla_warning_sent BOOLEAN NOT NULL DEFAULT FALSE,
+			sla_reminded_at TIMESTAMP NULL,
 			workflow_definition_id VARCHAR(36) NOT NULL,
 			history_hash VARCHAR(64) NOT NULL DEFAULT '',
 			version INTEGER NOT NULL,
@@ -79,6 +81,21 @@ func (*gadgets) Migrations() []migrate.Migration {
 			prev_hash VARCHAR(64) NOT NULL)`,
 		`CREATE TABLE gadget_code_sequences (prefix VARCHAR(64) PRIMARY KEY, last_seq INTEGER NOT NULL)`,
 	)}}
+}
+
+// gadgetRemindSpec is gadgetSpec whose Draft step reminds instead of
+// advancing; gadgetShortSpec has no Review step.
+func gadgetRemindSpec() workflowdesigner.Spec {
+	s := gadgetSpec()
+	s.Key, s.Steps[0].OnSLABreach = "gadget-remind", workflowdesigner.BreachRemind
+	return s
+}
+
+func gadgetShortSpec() workflowdesigner.Spec {
+	return workflowdesigner.Spec{Key: "gadget-short", Name: "Short gadgets", InitialPhase: "Draft",
+		Steps: []workflowdesigner.Step{{Phase: "Draft", SLAHours: 10, InboxRoles: []string{"Drafter"}}, {Phase: "Done", Terminal: true}},
+		Transitions: []workflowdesigner.Transition{
+			{From: "Draft", To: "Done", Kind: workflowdesigner.Forward, Roles: []string{"Drafter"}, Normal: true}}}
 }
 
 func gadgetSpec() workflowdesigner.Spec {
@@ -122,8 +139,9 @@ func (g *gadgets) Provision(_ context.Context, app *kernel.App) error {
 	}
 	g.app, g.eng = app, eng
 	eng.RegisterKind(workflowdesigner.Kind{Name: "gadget", Phases: []string{"Draft", "Review", "Done"},
-		DocumentTypes: []string{"gadget"}, Facts: []string{"urgent"},
-		Defaults: []workflowdesigner.Default{{Spec: gadgetSpec(), AssignTo: []string{"gadget"}}},
+		DocumentTypes: []string{"gadget", "gadget.remind", "gadget.short"}, Facts: []string{"urgent"},
+		Defaults: []workflowdesigner.Default{{Spec: gadgetSpec(), AssignTo: []string{"gadget"}},
+			{Spec: gadgetRemindSpec(), AssignTo: []string{"gadget.remind"}}, {Spec: gadgetShortSpec(), AssignTo: []string{"gadget.short"}}},
 		Preconditions: []workflowdesigner.Precondition{{Name: "ready", Code: "gadget_not_ready",
 			Check: func(_ context.Context, d workflowdesigner.Document) (string, error) {
 				if !d.Data.(*gadget).Ready {
@@ -163,8 +181,13 @@ func (g *gadgets) Provision(_ context.Context, app *kernel.App) error {
 // newGadget creates a gadget where the runtime says a new one starts.
 func (g *gadgets) newGadget(t *testing.T, owner string, urgent, ready bool) workflowdesigner.Document {
 	t.Helper()
+	return g.newOf(t, "gadget", owner, urgent, ready)
+}
+
+func (g *gadgets) newOf(t *testing.T, docType, owner string, urgent, ready bool) workflowdesigner.Document {
+	t.Helper()
 	ctx := context.Background()
-	start, err := g.eng.Start(ctx, "gadget")
+	start, err := g.eng.Start(ctx, docType)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +218,33 @@ func (g *gadgets) count(t *testing.T, query string, args ...any) int64 {
 	return n
 }
 
+// startGadgets starts identity, the workflow module and the gadget kind
+// on a manual clock.
+func startGadgets(t *testing.T, d string, at time.Time, opts ...testkit.Option) (*gadgets, *testkit.App, *clock.Manual) {
+	g := &gadgets{}
+	clk := clock.NewManual(at)
+	app := identitytest.Start(t, d, append([]testkit.Option{testkit.WithClock(clk), testkit.WithModules(
+		func() kernel.Module { return identity.New() },
+		func() kernel.Module { return workflowdesigner.New() },
+		func() kernel.Module { return g },
+	)}, opts...)...)
+	return g, app, clk
+}
+
+// runSLA runs one batch of the SLA job.
+func runSLA(t *testing.T, app *testkit.App) {
+	t.Helper()
+	for _, j := range app.Kernel.Jobs() {
+		if j.Name == "workflow.sla" {
+			if err := j.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatal("no workflow.sla job")
+}
+
 func user(roles ...string) *authn.Principal {
 	return &authn.Principal{UserID: uuid.Must(uuid.NewV7()).String(), Roles: roles}
 }
@@ -203,13 +253,7 @@ func user(roles ...string) *authn.Principal {
 // the runtime, on both engines.
 func TestRuntimeMovesAMadeUpKind(t *testing.T) {
 	testkit.ForEachDriver(t, func(t *testing.T, d string) {
-		g := &gadgets{}
-		clk := clock.NewManual(time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC))
-		app := identitytest.Start(t, d, testkit.WithClock(clk), testkit.WithModules(
-			func() kernel.Module { return identity.New() },
-			func() kernel.Module { return workflowdesigner.New() },
-			func() kernel.Module { return g },
-		))
+		g, app, clk := startGadgets(t, d, time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC))
 		ctx := context.Background()
 		var mu sync.Mutex
 		var moved []gadgetMoved
@@ -404,17 +448,7 @@ func TestRuntimeMovesAMadeUpKind(t *testing.T) {
 			urgent := g.newGadget(t, drafter.UserID, true, false)
 			broken := g.newGadget(t, drafter.UserID, false, false)
 			app.Kernel.App().DB.Conn(ctx).Exec("UPDATE gadgets SET phase = 'Nowhere' WHERE id = ?", broken.ID)
-			run := func() {
-				for _, j := range app.Kernel.Jobs() {
-					if j.Name == "workflow.sla" {
-						if err := j.Run(ctx); err != nil {
-							t.Fatal(err)
-						}
-						return
-					}
-				}
-				t.Fatal("no workflow.sla job")
-			}
+			run := func() { runSLA(t, app) }
 			run() // due in 10 h: inside the 24 h warning window
 			if warnings != 3 || g.doc(t, due.ID).Phase != "Draft" {
 				t.Fatalf("%d warnings", warnings)
@@ -484,5 +518,180 @@ func TestRuntimeMovesAMadeUpKind(t *testing.T) {
 		if len(moved) == 0 {
 			t.Error("no transitioned event reached an after-commit subscriber")
 		}
+	})
+}
+
+// TestRuntimeBreachPolicyCalendarAndMigration: a remind step stays and
+// reminds once per sla.reminderHours; working-time deadlines; documents in
+// flight move to another version, or the whole migration is refused.
+func TestRuntimeBreachPolicyCalendarAndMigration(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		// Friday 16:00 in Asia/Ho_Chi_Minh.
+		g, app, clk := startGadgets(t, d, time.Date(2026, 11, 6, 9, 0, 0, 0, time.UTC),
+			testkit.WithConfig("sla.calendar", "workingHours"), testkit.WithConfig("sla.reminderHours", 6))
+		drafter, admin := user("Drafter"), user("Admin")
+
+		t.Run("working-time deadlines", func(t *testing.T) {
+			doc := g.newGadget(t, drafter.UserID, false, false)
+			// 10 working hours from Friday 16:00: 1 on Friday, 9 on Monday (08:00-17:00).
+			if want := time.Date(2026, 11, 9, 10, 0, 0, 0, time.UTC); !doc.Deadline.Equal(want) {
+				t.Fatalf("deadline %s, want %s", doc.Deadline, want)
+			}
+			if left := g.eng.Remaining(*doc.Deadline); left != 10*time.Hour {
+				t.Errorf("remaining %s", left)
+			}
+			app.Kernel.App().DB.Conn(ctx).Exec("UPDATE gadgets SET deleted_at = ? WHERE id = ?", clk.Now(), doc.ID)
+		})
+
+		t.Run("remind, do not advance", func(t *testing.T) {
+			var mu sync.Mutex
+			var reminders []string
+			app.Kernel.App().Bus.Subscribe("gadget.slaBreached", events.AfterCommit, func(_ context.Context, e events.Event) error {
+				mu.Lock()
+				defer mu.Unlock()
+				reminders = append(reminders, fmt.Sprintf("%+v", e))
+				return nil
+			})
+			got := func() int { mu.Lock(); defer mu.Unlock(); return len(reminders) }
+			doc := g.newOf(t, "gadget.remind", drafter.UserID, false, false)
+			clk.Set(doc.Deadline.Add(time.Hour))
+			runSLA(t, app)
+			if g.doc(t, doc.ID).Phase != "Draft" || got() != 1 {
+				t.Fatalf("phase %s, %d reminders", g.doc(t, doc.ID).Phase, got())
+			}
+			runSLA(t, app)
+			clk.Advance(5 * time.Hour)
+			runSLA(t, app)
+			if got() != 1 {
+				t.Fatalf("%d reminders inside sla.reminderHours", got())
+			}
+			clk.Advance(time.Hour)
+			runSLA(t, app)
+			if got() != 2 {
+				t.Fatalf("%d reminders after sla.reminderHours", got())
+			}
+			if _, err := g.eng.Move(ctx, workflowdesigner.MoveRequest{Kind: "gadget", Doc: g.doc(t, doc.ID), To: "Review", By: drafter}); err != nil {
+				t.Fatal(err)
+			}
+			if n := g.count(t, "SELECT COUNT(*) FROM gadgets WHERE id = ? AND sla_reminded_at IS NULL", doc.ID); n != 1 {
+				t.Error("a move left the reminder time")
+			}
+			app.Kernel.App().DB.Conn(ctx).Exec("UPDATE gadgets SET deleted_at = ? WHERE id = ?", clk.Now(), doc.ID)
+		})
+
+		def := func(docType string) *workflowdesigner.Definition {
+			d, err := g.eng.ForDocumentType(ctx, docType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		mig := g.eng.(interface {
+			InFlight(ctx context.Context, id string) (workflowdesigner.InFlight, error)
+			Migrate(ctx context.Context, by authn.Principal, id, toID string, dryRun bool) (workflowdesigner.InFlight, error)
+		})
+		from, remind, short := def("gadget"), def("gadget.remind"), def("gadget.short")
+
+		t.Run("migration plan, refusal and re-pinning", func(t *testing.T) {
+			drafting := g.newGadget(t, drafter.UserID, false, false)
+			reviewing := g.newGadget(t, drafter.UserID, false, false)
+			if _, err := g.eng.Move(ctx, workflowdesigner.MoveRequest{Kind: "gadget", Doc: reviewing, To: "Review", By: drafter}); err != nil {
+				t.Fatal(err)
+			}
+			done := g.newGadget(t, drafter.UserID, true, false)
+			if _, err := g.eng.Move(ctx, workflowdesigner.MoveRequest{Kind: "gadget", Doc: done, To: "Done", By: drafter}); err != nil {
+				t.Fatal(err)
+			}
+			plan, err := mig.InFlight(ctx, from.ID)
+			if err != nil || plan.Total != 2 || len(plan.ByPhase) != 2 || plan.ByPhase[0].Phase != "Draft" || plan.ByPhase[1].Phase != "Review" {
+				t.Fatalf("in flight %+v, %v", plan, err)
+			}
+			dry, err := mig.Migrate(ctx, *admin, from.ID, short.ID, true)
+			if err != nil || dry.Total != 2 || !*dry.ByPhase[0].Mapped || *dry.ByPhase[1].Mapped {
+				t.Fatalf("dry run %+v, %v", dry, err)
+			}
+			if _, err := mig.Migrate(ctx, *admin, from.ID, short.ID, false); apperr.CodeOf(err) != "invalid_transition" || !strings.Contains(err.Error(), "Review") {
+				t.Fatalf("unmapped phase: %v", err)
+			}
+			if n := g.count(t, "SELECT COUNT(*) FROM gadgets WHERE workflow_definition_id = ?", short.ID); n != 0 {
+				t.Fatalf("a refused migration moved %d", n)
+			}
+			for _, bad := range []string{"nope", from.ID, uuid.Must(uuid.NewV7()).String()} {
+				if _, err := mig.Migrate(ctx, *admin, from.ID, bad, false); apperr.CodeOf(err) != "validation_failed" {
+					t.Errorf("target %s: %v", bad, err)
+				}
+			}
+			before := g.doc(t, drafting.ID)
+			if _, err := mig.Migrate(ctx, *admin, from.ID, remind.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			after := g.doc(t, drafting.ID)
+			if after.DefinitionID != remind.ID || after.Phase != "Draft" || !after.Deadline.Equal(*before.Deadline) {
+				t.Fatalf("migrated %+v", after)
+			}
+			if g.doc(t, done.ID).DefinitionID != from.ID {
+				t.Error("a finished document was migrated")
+			}
+			if n := g.count(t, "SELECT COUNT(*) FROM gadget_history WHERE decision = 'Migrated' AND comment = ?",
+				"Migrated from gadget-default v1 to gadget-remind v1."); n != 2 {
+				t.Errorf("%d Migrated rows", n)
+			}
+			if _, err := g.eng.Move(ctx, workflowdesigner.MoveRequest{Kind: "gadget", Doc: before, To: "Review", By: drafter}); !errors.Is(err, workflowdesigner.ErrStaleDocument) {
+				t.Errorf("a move read before the migration: %v", err)
+			}
+			if plan, _ := mig.InFlight(ctx, from.ID); plan.Total != 0 {
+				t.Errorf("still in flight: %+v", plan)
+			}
+		})
+
+		t.Run("migration under concurrent moves", func(t *testing.T) {
+			for _, target := range []*workflowdesigner.Definition{short, remind} {
+				source := def("gadget")
+				if target == remind {
+					source = remind
+					target = from
+				}
+				var docs []workflowdesigner.Document
+				for range 12 {
+					doc := g.newGadget(t, drafter.UserID, false, false)
+					if source.ID != doc.DefinitionID {
+						app.Kernel.App().DB.Conn(ctx).Exec("UPDATE gadgets SET workflow_definition_id = ? WHERE id = ?", source.ID, doc.ID)
+						doc = g.doc(t, doc.ID)
+					}
+					docs = append(docs, doc)
+				}
+				var wg sync.WaitGroup
+				for _, doc := range docs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, _ = g.eng.Move(ctx, workflowdesigner.MoveRequest{Kind: "gadget", Doc: doc, To: "Review", By: drafter})
+					}()
+				}
+				_, migErr := mig.Migrate(ctx, *admin, source.ID, target.ID, false)
+				wg.Wait()
+				if migErr != nil && apperr.CodeOf(migErr) != "invalid_transition" {
+					t.Fatalf("migrate: %v", migErr)
+				}
+				for _, doc := range docs {
+					now := g.doc(t, doc.ID)
+					pinned, err := g.eng.Definition(ctx, now.DefinitionID)
+					if err != nil || !pinned.HasPhase(now.Phase) {
+						t.Fatalf("%s left in %s on %s", doc.ID, now.Phase, pinned.Key)
+					}
+					if migErr == nil && now.DefinitionID != target.ID {
+						t.Fatalf("%s not migrated", doc.ID)
+					}
+				}
+			}
+			for _, c := range app.Kernel.Commands() {
+				if c.Name == "audit verify" {
+					if err := c.Run(ctx, app.Kernel.App(), nil, io.Discard); err != nil {
+						t.Fatalf("history after migrations: %v", err)
+					}
+				}
+			}
+		})
 	})
 }

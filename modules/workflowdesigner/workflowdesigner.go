@@ -34,6 +34,9 @@ type (
 	Start        = runtime.Start
 	Scope        = runtime.Scope
 	Link         = runtime.Link
+	InFlight     = runtime.InFlight
+	PhaseCount   = runtime.PhaseCount
+	SLABreached  = runtime.SLABreached
 )
 
 // Move kinds, approval decisions and SLA breach policies.

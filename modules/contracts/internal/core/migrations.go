@@ -117,7 +117,10 @@ func Migrations() []migrate.Migration {
 		`CREATE INDEX ix_contract_approvals_published ON contract_approvals (to_phase, approved_at, contract_id)`,
 		`CREATE INDEX ix_contracts_live_id ON contracts (id, deleted_at) WHERE deleted_at IS NULL`,
 	)}, {Version: 4, Name: "folded search text of title and code", Up: v4SearchText},
-		{Version: 5, Name: "hash-chained approvals", Up: v5HistoryChain}}
+		{Version: 5, Name: "hash-chained approvals", Up: v5HistoryChain},
+		{Version: 6, Name: "when the SLA job last reminded of an overdue contract", Up: migrate.SQL(
+			`ALTER TABLE contracts ADD COLUMN sla_reminded_at TIMESTAMP NULL`,
+		)}}
 }
 
 // v5HistoryChain adds the columns of the workflow runtime's tamper-evident

@@ -20,6 +20,7 @@ import (
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/calendar"
 	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/events"
@@ -41,6 +42,7 @@ type Runtime struct {
 	log   *slog.Logger
 	bus   *events.Bus
 	cfg   Config
+	cal   *calendar.Calendar // how SLA hours count
 
 	mu    sync.RWMutex
 	kinds map[string]*Kind
@@ -48,9 +50,9 @@ type Runtime struct {
 	hooks map[string][]Hook
 }
 
-// New returns a runtime over defs.
-func New(defs Definitions, database *db.DB, clk clock.Clock, log *slog.Logger, bus *events.Bus, cfg Config) *Runtime {
-	return &Runtime{Definitions: defs, db: database, clock: clk, log: log, bus: bus, cfg: cfg,
+// New returns a runtime over defs whose SLA hours count on cal.
+func New(defs Definitions, database *db.DB, clk clock.Clock, log *slog.Logger, bus *events.Bus, cfg Config, cal *calendar.Calendar) *Runtime {
+	return &Runtime{Definitions: defs, db: database, clock: clk, log: log, bus: bus, cfg: cfg, cal: cal,
 		kinds: map[string]*Kind{}, hooks: map[string][]Hook{}}
 }
 
@@ -100,20 +102,22 @@ func (r *Runtime) kind(name string) (*Kind, []Hook, error) {
 // history row hashes the same before and after a round trip.
 func (r *Runtime) now() time.Time { return r.clock.Now().UTC().Truncate(time.Microsecond) }
 
-// deadline is the one place a phase's deadline is computed: nil for a
-// terminal phase.
+// deadline is the one place a phase's deadline is computed, on the SLA
+// calendar: nil for a terminal phase.
 func (r *Runtime) deadline(from time.Time, def *engine.Definition, phase string) *time.Time {
-	sla := def.SLA(phase)
-	if sla <= 0 {
+	step, ok := def.Step(phase)
+	if !ok || step.Terminal || step.SLAHours <= 0 {
 		return nil
 	}
-	d := from.Add(sla)
+	d := r.cal.Deadline(from, step.SLAHours).UTC().Truncate(time.Microsecond)
 	return &d
 }
 
 // Remaining is the SLA time left until deadline (negative when overdue),
-// counted as deadlines are.
-func (r *Runtime) Remaining(deadline time.Time) time.Duration { return deadline.Sub(r.clock.Now()) }
+// counted on the calendar deadlines are counted on.
+func (r *Runtime) Remaining(deadline time.Time) time.Duration {
+	return r.cal.Remaining(r.clock.Now(), deadline)
+}
 
 // Start is where a new document begins.
 type Start struct {

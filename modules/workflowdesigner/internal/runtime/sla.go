@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
+	"github.com/contractflow/contractflow/platform/calendar"
 )
 
 // Config is the sla section of the configuration.
@@ -11,11 +14,18 @@ type Config struct {
 	JobInterval   time.Duration `mapstructure:"jobInterval"`
 	FirstRunDelay time.Duration `mapstructure:"firstRunDelay"`
 	WarningHours  int           `mapstructure:"warningHours"`
+	// Calendar says how SLA hours count: wall-clock hours or working time
+	// (business.workingDays, workingHours, holidays; DESIGN §4.1).
+	Calendar calendar.Mode `mapstructure:"calendar"`
+	// ReminderHours spaces the reminders of a step whose breach policy is
+	// remind, while the document stays overdue.
+	ReminderHours int `mapstructure:"reminderHours"`
 }
 
-// DefaultConfig holds the documented defaults (seed §8, DESIGN §5).
+// DefaultConfig holds the documented defaults (seed §8, DESIGN §4.1, §5).
 func DefaultConfig() *Config {
-	return &Config{JobInterval: 15 * time.Minute, FirstRunDelay: 30 * time.Second, WarningHours: 24}
+	return &Config{JobInterval: 15 * time.Minute, FirstRunDelay: 30 * time.Second, WarningHours: 24,
+		Calendar: calendar.Hours, ReminderHours: 24}
 }
 
 // Validate checks the section.
@@ -27,6 +37,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config key sla.firstRunDelay: must not be negative")
 	case c.WarningHours < 0:
 		return fmt.Errorf("config key sla.warningHours: must not be negative")
+	case c.ReminderHours < 1:
+		return fmt.Errorf("config key sla.reminderHours: must be at least 1")
+	case c.Calendar != calendar.Hours && c.Calendar != calendar.WorkingHours:
+		return fmt.Errorf("config key sla.calendar: must be %s or %s", calendar.Hours, calendar.WorkingHours)
 	}
 	return nil
 }
@@ -38,9 +52,10 @@ const JobName = "workflow.sla"
 const slaBatch = 200
 
 // RunSLA is one run of the SLA job over every registered kind: each
-// document whose deadline passed takes its pinned definition's normal move,
-// as the system; then documents nearing their deadline get their one
-// warning. A failing document is logged and skipped. With several nodes
+// document whose deadline passed takes its pinned definition's normal move
+// as the system, or, where the step's breach policy is remind, stays and
+// reminds its inbox and owner once per sla.reminderHours; then documents
+// nearing their deadline get their one warning. A failing document is logged and skipped. With several nodes
 // only one runs a batch at a time, and every move is a compare-and-set, so
 // a document never moves twice for one expiry.
 func (r *Runtime) RunSLA(ctx context.Context) error {
@@ -99,11 +114,14 @@ func (r *Runtime) autoAdvance(ctx context.Context, k Kind, id string, now time.T
 	if err != nil {
 		return err
 	}
+	if step, _ := def.Step(doc.Phase); step.Breach() == engine.BreachRemind {
+		return r.remind(ctx, k, doc, def, now)
+	}
 	t, ok := def.NormalMove(doc.Phase, doc.Facts)
 	if !ok {
 		return fmt.Errorf("phase %s has no normal move", doc.Phase)
 	}
-	hours := int(now.Sub(*doc.Deadline).Hours())
+	hours := int(-r.cal.Remaining(now, *doc.Deadline).Hours())
 	comment := fmt.Sprintf("Automatic move: the SLA of phase %s expired %d hour(s) ago.", doc.Phase, hours)
 	_, err = r.Move(ctx, MoveRequest{Kind: k.Name, Doc: doc, To: t.To, Comment: comment})
 	return err
@@ -114,7 +132,7 @@ func (r *Runtime) warn(ctx context.Context, k Kind, now time.Time) (int, error) 
 	if r.cfg.WarningHours == 0 || k.SLAWarning == nil {
 		return 0, nil
 	}
-	rows, err := r.store().dueSoon(ctx, k.Tables, now, now.Add(time.Duration(r.cfg.WarningHours)*time.Hour), 1000)
+	rows, err := r.store().dueSoon(ctx, k.Tables, now, r.cal.Deadline(now, r.cfg.WarningHours), 1000)
 	if err != nil {
 		return 0, err
 	}
@@ -154,4 +172,29 @@ func (r *Runtime) warnOne(ctx context.Context, k Kind, row dueRow) (bool, error)
 		return r.bus.Publish(ctx, k.SLAWarning(doc, def.InboxRoles(doc.Phase)))
 	})
 	return sent && err == nil, err
+}
+
+// SLABreached is published when an overdue document whose step says remind
+// stays where it is: notifications tell the phase's inbox and the owner.
+type SLABreached struct {
+	Kind, DocumentID, Phase, OwnerID string
+	Deadline                         time.Time
+	InboxRoles                       []string
+}
+
+// Topic is "<kind>.slaBreached".
+func (e SLABreached) Topic() string { return e.Kind + ".slaBreached" }
+
+// remind publishes one reminder per sla.reminderHours while doc stays
+// overdue; the compare-and-set on sla_reminded_at keeps it to one across
+// nodes, and every move clears it.
+func (r *Runtime) remind(ctx context.Context, k Kind, doc Document, def *engine.Definition, now time.Time) error {
+	return r.db.InTx(ctx, func(ctx context.Context) error {
+		ok, err := r.store().markReminded(ctx, k.Tables, doc, now, now.Add(-time.Duration(r.cfg.ReminderHours)*time.Hour))
+		if err != nil || !ok {
+			return err
+		}
+		return r.bus.Publish(ctx, SLABreached{Kind: k.Name, DocumentID: doc.ID, Phase: doc.Phase, OwnerID: doc.OwnerID,
+			Deadline: doc.Deadline.UTC(), InboxRoles: def.InboxRoles(doc.Phase)})
+	})
 }

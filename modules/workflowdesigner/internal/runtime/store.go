@@ -18,7 +18,7 @@ type store struct{ db *db.DB }
 // document is still in its phase at the history head it was read with, so
 // of two concurrent moves exactly one wins.
 func (s store) move(ctx context.Context, t Tables, m *Moved) (bool, error) {
-	cols := map[string]any{"phase": m.To, "sla_deadline": m.Deadline, "sla_warning_sent": false,
+	cols := map[string]any{"phase": m.To, "sla_deadline": m.Deadline, "sla_warning_sent": false, "sla_reminded_at": nil,
 		"history_hash": m.Hash, "updated_at": m.At, "updated_by": m.ActorID, "version": gorm.Expr("version + 1")}
 	for c, v := range m.set {
 		cols[c] = v
@@ -71,6 +71,15 @@ func (s store) markWarned(ctx context.Context, t Tables, id string, deadline tim
 	return res.RowsAffected == 1, res.Error
 }
 
+// markReminded records a reminder unless one was sent after notBefore or
+// the document moved on.
+func (s store) markReminded(ctx context.Context, t Tables, doc Document, now, notAfter time.Time) (bool, error) {
+	res := s.db.Conn(ctx).Table(t.Documents).
+		Where("id = ? AND phase = ? AND sla_deadline = ? AND (sla_reminded_at IS NULL OR sla_reminded_at <= ?)", doc.ID, doc.Phase, *doc.Deadline, notAfter).
+		Update("sla_reminded_at", now)
+	return res.RowsAffected == 1, res.Error
+}
+
 // heads maps every document (deleted ones too) to its chain head.
 func (s store) heads(ctx context.Context, t Tables) (map[string]string, error) {
 	rows, err := s.db.Conn(ctx).Table(t.Documents).Select("id, history_hash").Rows()
@@ -112,4 +121,56 @@ func (s store) eachHistory(ctx context.Context, t Tables, fn func(docID string, 
 		}
 	}
 	return n, rows.Err()
+}
+
+// inFlight counts the live documents pinned to a definition in each of phases.
+func (s store) inFlight(ctx context.Context, t Tables, definitionID string, phases []string) (map[string]int64, error) {
+	var rows []struct {
+		Phase string
+		N     int64
+	}
+	err := s.db.Conn(ctx).Table(t.Documents).Select("phase, COUNT(*) AS n").
+		Where("deleted_at IS NULL AND workflow_definition_id = ? AND phase IN ?", definitionID, append(phases, "")).
+		Group("phase").Scan(&rows).Error
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Phase] = r.N
+	}
+	return out, err
+}
+
+type pinnedRow struct {
+	ID, Phase, HistoryHash string
+	DefinitionID           string `gorm:"column:workflow_definition_id"`
+}
+
+// pinned lists the live documents pinned to a definition in one of phases.
+func (s store) pinned(ctx context.Context, t Tables, definitionID string, phases []string) ([]pinnedRow, error) {
+	var rows []pinnedRow
+	err := s.db.Conn(ctx).Table(t.Documents).Select("id, phase, history_hash, workflow_definition_id").
+		Where("deleted_at IS NULL AND workflow_definition_id = ? AND phase IN ?", definitionID, append(phases, "")).
+		Order("id").Scan(&rows).Error
+	return rows, err
+}
+
+// pinnedOne reads one live document's workflow state again.
+func (s store) pinnedOne(ctx context.Context, t Tables, id string) (pinnedRow, bool, error) {
+	var rows []pinnedRow
+	err := s.db.Conn(ctx).Table(t.Documents).Select("id, phase, history_hash, workflow_definition_id").
+		Where("deleted_at IS NULL AND id = ?", id).Limit(1).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return pinnedRow{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// repin moves a document to another definition, keeping its phase and
+// deadline, if it is still where it was read.
+func (s store) repin(ctx context.Context, t Tables, m *Moved, fromID, toID string) (bool, error) {
+	res := s.db.Conn(ctx).Table(t.Documents).
+		Where("id = ? AND phase = ? AND history_hash = ? AND workflow_definition_id = ? AND deleted_at IS NULL",
+			m.Doc.ID, m.From, m.Doc.HistoryHash, fromID).
+		Updates(map[string]any{"workflow_definition_id": toID, "history_hash": m.Hash, "updated_at": m.At,
+			"updated_by": m.ActorID, "version": gorm.Expr("version + 1")})
+	return res.RowsAffected == 1, res.Error
 }
