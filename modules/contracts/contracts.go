@@ -1,7 +1,9 @@
 // Package contracts is the public contract of the contracts module: the
-// phases, and the events other modules react to. A module that must be able
-// to refuse a move (the budget check) subscribes to TopicTransitioned with
-// events.InTx and returns an error; notifications subscribe after commit.
+// phases, and the events other modules react to. Contracts move on the
+// workflow runtime as the document kind KindName; a module that must act
+// inside a move, or refuse it (the budget check), hooks that kind with
+// workflowdesigner.Engine.Hook; notifications subscribe to the events after
+// commit.
 package contracts
 
 import (
@@ -35,6 +37,9 @@ type (
 	ExportFilter = core.ExportFilter
 	ExportRow    = core.ExportRow
 )
+
+// KindName is the contracts' document kind on the workflow runtime.
+const KindName = core.KindName
 
 // Phases lists the nine phases in workflow order; TerminalPhases the two ends.
 var (
