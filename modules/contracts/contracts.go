@@ -50,6 +50,7 @@ var (
 // Events published by the module.
 type (
 	Created      = core.Created
+	Updated      = core.Updated
 	Transitioned = core.Transitioned
 	Deleted      = core.Deleted
 	Commented    = core.Commented
@@ -59,6 +60,7 @@ type (
 // Event topics.
 const (
 	TopicCreated      = core.TopicCreated
+	TopicUpdated      = core.TopicUpdated
 	TopicTransitioned = core.TopicTransitioned
 	TopicDeleted      = core.TopicDeleted
 	TopicCommented    = core.TopicCommented

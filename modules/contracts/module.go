@@ -98,7 +98,7 @@ func (*Module) Menus() []kernel.Menu {
 // Events lists the topics the module publishes and consumes.
 func (*Module) Events() kernel.Events {
 	return kernel.Events{
-		Publishes: []string{core.TopicCreated, core.TopicTransitioned, core.TopicDeleted, core.TopicCommented, core.TopicSLAWarning},
+		Publishes: []string{core.TopicCreated, core.TopicUpdated, core.TopicTransitioned, core.TopicDeleted, core.TopicCommented, core.TopicSLAWarning},
 		Consumes:  []string{masterdata.TopicDeleted},
 	}
 }

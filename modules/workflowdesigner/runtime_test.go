@@ -163,8 +163,12 @@ func (g *gadgets) Provision(_ context.Context, app *kernel.App) error {
 			return gadgetWarning{ID: d.ID, Phase: d.Phase}
 		},
 	})
-	// The kind's own work in the move: a code on entering Done.
+	// The kind's own work in the move: a code on entering Done, and a
+	// warning when review is skipped.
 	eng.Hook("gadget", func(ctx context.Context, m *workflowdesigner.Moved) error {
+		if m.Transition.Kind == workflowdesigner.Bypass {
+			m.Warn("Review was skipped.")
+		}
 		if m.To != "Done" {
 			return nil
 		}
@@ -350,8 +354,12 @@ func TestRuntimeMovesAMadeUpKind(t *testing.T) {
 				t.Errorf("moved carries %v, stored %s", v, *code)
 			}
 			urgent := g.newGadget(t, drafter.UserID, true, false)
-			if m, err := move(urgent, "Done", drafter, ""); err != nil || m.Transition.Kind != workflowdesigner.Bypass {
+			m, err = move(urgent, "Done", drafter, "")
+			if err != nil || m.Transition.Kind != workflowdesigner.Bypass || len(m.Warnings) != 1 {
 				t.Fatalf("bypass: %v", err)
+			}
+			if n := g.count(t, "SELECT COUNT(*) FROM gadget_history WHERE gadget_id = ? AND comment = 'Warning: Review was skipped.'", urgent.ID); n != 1 {
+				t.Error("the history row does not record the hook's warning")
 			}
 		})
 

@@ -62,6 +62,8 @@ type Detail struct {
 	Comments             []CommentDTO     `json:"comments"`
 	Attachments          []AttachmentDTO  `json:"attachments"`
 	AllowedTransitions   []AllowedMoveDTO `json:"allowedTransitions"`
+	// Warnings are only in the answer to a transition (workflow hooks').
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ApprovalDTO is one audit-trail row.

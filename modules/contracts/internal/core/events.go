@@ -9,21 +9,35 @@ import (
 // Event topics the module publishes (past tense, DESIGN §10 names).
 const (
 	TopicCreated      = "contract.created"
+	TopicUpdated      = "contract.updated"
 	TopicTransitioned = "contract.transitioned"
 	TopicDeleted      = "contract.deleted"
 	TopicCommented    = "contract.commented"
 	TopicSLAWarning   = "contract.slaWarning"
 )
 
-// Created is published inside the transaction that drafts a contract.
+// Created is published inside the transaction that drafts a contract; an
+// InTx subscriber may refuse it (budget checks the line it names).
 type Created struct {
 	ContractID   string
 	DrafterID    string
+	ProjectID    *string
 	Value        money.Amount
 	BudgetLineID *string
 }
 
 func (Created) Topic() string { return TopicCreated }
+
+// Updated is published inside the transaction that edits a draft; an InTx
+// subscriber may refuse it.
+type Updated struct {
+	ContractID   string
+	ProjectID    *string
+	Value        money.Amount
+	BudgetLineID *string
+}
+
+func (Updated) Topic() string { return TopicUpdated }
 
 // Transitioned is published inside the move's transaction: an InTx
 // subscriber may refuse the move by returning an error (the budget check);

@@ -414,7 +414,8 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 		if err := s.store.create(ctx, c); err != nil {
 			return err
 		}
-		return s.Bus.Publish(ctx, Created{ContractID: c.ID, DrafterID: c.DrafterID, Value: c.Value, BudgetLineID: c.BudgetLineID})
+		return s.Bus.Publish(ctx, Created{ContractID: c.ID, DrafterID: c.DrafterID, ProjectID: c.ProjectID, Value: c.Value,
+			BudgetLineID: c.BudgetLineID})
 	})
 	if err != nil {
 		return Detail{}, err
@@ -471,7 +472,7 @@ func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in U
 		if !ok {
 			return staleVersion()
 		}
-		return nil
+		return s.Bus.Publish(ctx, Updated{ContractID: c.ID, ProjectID: in.ProjectID, Value: in.Value, BudgetLineID: in.BudgetLineID})
 	})
 	if err != nil {
 		return Detail{}, err

@@ -81,7 +81,9 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 		code := v.(string)
 		c.MaHopDong = &code
 	}
-	return s.detail(ctx, p, c, def)
+	d, err := s.detail(ctx, p, c, def)
+	d.Warnings = m.Warnings
+	return d, err
 }
 
 // AssignCode is the contract kind's hook: entering DangDongDau without a

@@ -97,8 +97,15 @@ type Moved struct {
 	InboxRoles []string   // the roles that see the document in its new phase
 	HistoryID  string
 	Hash       string
-	set        map[string]any
+	// Warnings are what hooks want the caller to know about a move they
+	// let through (a budget line overdrawn under Warn); the history row's
+	// comment records them too.
+	Warnings []string
+	set      map[string]any
 }
+
+// Warn records a warning about the move.
+func (m *Moved) Warn(message string) { m.Warnings = append(m.Warnings, message) }
 
 // Set writes column of the document in the move's compare-and-set.
 func (m *Moved) Set(column string, value any) {

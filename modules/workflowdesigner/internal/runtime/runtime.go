@@ -202,6 +202,9 @@ func (r *Runtime) Move(ctx context.Context, req MoveRequest) (*Moved, error) {
 				return err
 			}
 		}
+		for _, w := range m.Warnings {
+			m.Comment = strings.TrimSpace(m.Comment + "\nWarning: " + w)
+		}
 		m.Hash = Link{DocumentID: doc.ID, From: m.From, To: m.To, ApproverID: m.ActorID, Decision: m.Decision,
 			Comment: m.Comment, At: m.At}.Hash(doc.HistoryHash)
 		ok, err := r.store().move(ctx, k.Tables, m)
