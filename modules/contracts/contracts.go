@@ -11,7 +11,27 @@ import (
 	"time"
 
 	"github.com/contractflow/contractflow/modules/contracts/internal/core"
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"github.com/contractflow/contractflow/platform/money"
 )
+
+// Snapshot is what another module's hook on contract moves may read of the
+// contract a move concerns (as it was before the move).
+type Snapshot struct {
+	ID, Title, ContractType, DrafterID string
+	ProjectID, BudgetLineID, MaHopDong *string
+	Value                              money.Amount
+}
+
+// SnapshotOf reads the contract behind a workflow document of KindName.
+func SnapshotOf(d workflowdesigner.Document) (Snapshot, bool) {
+	c, ok := d.Data.(*core.Contract)
+	if !ok {
+		return Snapshot{}, false
+	}
+	return Snapshot{ID: c.ID, Title: c.Title, ContractType: c.ContractType, DrafterID: c.DrafterID, ProjectID: c.ProjectID,
+		BudgetLineID: c.BudgetLineID, MaHopDong: c.MaHopDong, Value: c.Value}, true
+}
 
 // Query is how other modules (reports) read contracts: aggregates computed
 // by the database and exports streamed page by page. Obtain it with
