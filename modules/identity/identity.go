@@ -21,6 +21,13 @@ const (
 	RoleHrAdmin          = "HrAdmin"
 )
 
+// Roles lists the twelve role names, Admin first: what a workflow step or
+// move may name.
+func Roles() []string {
+	return []string{RoleAdmin, RoleDrafter, RoleDeptManager, RoleProjectManager, RoleProcurement, RoleCostControl,
+		RoleFinance, RoleAccounting, RoleEquipment, RoleDirector, RoleAuthorizedSigner, RoleHrAdmin}
+}
+
 // Directory answers other modules' questions about users without giving
 // them the users table. Obtain it with kernel.Need[identity.Directory].
 type Directory interface {

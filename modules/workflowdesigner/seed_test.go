@@ -59,6 +59,7 @@ func widgetSpec(key string) workflowdesigner.Spec {
 
 func widgetKind() workflowdesigner.Kind {
 	return workflowdesigner.Kind{Name: "widget", Phases: widgetPhases, DocumentTypes: []string{"widget.a", "widget.b", "widget.c"},
+		Facts: []string{"urgent"},
 		Defaults: []workflowdesigner.Default{
 			{Spec: widgetSpec("widget-one"), AssignTo: []string{"widget.a", "widget.b"}},
 			{Spec: widgetSpec("widget-two"), AssignTo: []string{"widget.b", "widget.c"}}, // widget.b keeps the first

@@ -5,12 +5,12 @@ package core
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/clock"
@@ -24,6 +24,8 @@ type Service struct {
 	clock clock.Clock
 
 	// Published definitions never change, so they are cached for good.
+	// Drafts are never cached: they change until they are published, and
+	// publishing a draft that was never cached leaves nothing stale.
 	cache sync.Map // id → *engine.Definition
 }
 
@@ -98,8 +100,8 @@ func (s *Service) Seed(ctx context.Context, kinds []engine.Kind) error {
 }
 
 func (s *Service) seedDefault(ctx context.Context, k engine.Kind, def engine.Default) error {
-	if problems := engine.Validate(def.Spec, k.Phases); len(problems) > 0 {
-		return fmt.Errorf("default workflow %s is invalid: %s", def.Spec.Key, strings.Join(problems, "; "))
+	if problems := engine.Validate(def.Spec, k, identity.Roles()); len(problems) > 0 {
+		return fmt.Errorf("default workflow %s is invalid: %s", def.Spec.Key, problems)
 	}
 	now := s.now()
 	row, err := s.store.definitionByKey(ctx, def.Spec.Key)
@@ -122,4 +124,6 @@ func (s *Service) seedDefault(ctx context.Context, k engine.Kind, def engine.Def
 	return nil
 }
 
-func (s *Service) now() time.Time { return s.clock.Now() }
+// now is the service's clock at the precision both databases store, so a
+// definition reads back as it was written.
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
