@@ -54,5 +54,14 @@ func Migrations() []migrate.Migration {
 	)}, {Version: 2, Name: "preconditions of moves and the SLA breach policy of steps", Up: migrate.SQL(
 		`ALTER TABLE workflow_transitions ADD COLUMN precondition VARCHAR(64) NOT NULL DEFAULT ''`,
 		`ALTER TABLE workflow_steps ADD COLUMN on_sla_breach VARCHAR(16) NOT NULL DEFAULT 'advance'`,
+	)}, {Version: 3, Name: "draft content as a document, and a revision to compare-and-set on", Up: migrate.SQL(
+		// A draft may break every rule (a step twice, a role twice) until it
+		// is published, which the step and transition tables' keys refuse:
+		// its content is kept here as JSON, and initial_phase stays empty.
+		// Publishing writes the rows and clears it.
+		`ALTER TABLE workflow_definitions ADD COLUMN draft TEXT NULL`,
+		// Every write of a definition adds one, so publishing can refuse
+		// content that changed after it was validated.
+		`ALTER TABLE workflow_definitions ADD COLUMN revision INTEGER NOT NULL DEFAULT 0`,
 	)}}
 }

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
+)
 
 type definitionRow struct {
 	ID           string
@@ -15,6 +19,8 @@ type definitionRow struct {
 	UpdatedAt    time.Time
 	UpdatedBy    *string
 	PublishedAt  *time.Time
+	Draft        *string // a draft's content (draftContent as JSON); nil once published
+	Revision     int     // one more on every write
 }
 
 func (definitionRow) TableName() string { return "workflow_definitions" }
@@ -68,8 +74,16 @@ type assignmentRow struct {
 
 func (assignmentRow) TableName() string { return "workflow_type_assignments" }
 
-// Definition statuses.
+// Definition statuses, as stored; the API spells them Draft and Published.
 const (
 	statusDraft     = "draft"
 	statusPublished = "published"
 )
+
+// draftContent is what the draft column of a draft holds: the part of a
+// definition PUT replaces, other than its name.
+type draftContent struct {
+	InitialPhase string              `json:"initialPhase"`
+	Steps        []engine.Step       `json:"steps"`
+	Transitions  []engine.Transition `json:"transitions"`
+}
