@@ -12,6 +12,7 @@ import (
 
 	"github.com/contractflow/contractflow/modules/contracts/internal/core"
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/money"
 )
 
@@ -47,6 +48,43 @@ type Query interface {
 	CreatedIn(ctx context.Context, bounds []time.Time) ([]PeriodTotal, error)
 	// Export hands the matching live contracts to fn, a page at a time, oldest first.
 	Export(ctx context.Context, f ExportFilter, fn func([]ExportRow) error) error
+}
+
+// Drafts is how another module drafts a contract (procurement, from an
+// approved purchase evaluation). Obtain it with kernel.Need[contracts.Drafts]
+// from a module that requires "contracts".
+type Drafts interface {
+	// CreateFromEvaluation drafts a contract exactly as POST /api/contracts
+	// does (the same checks, 400 on the field at fault), as p, joining the
+	// transaction in ctx so that it commits or rolls back with the caller's
+	// own writes. It returns the new contract's id.
+	CreateFromEvaluation(ctx context.Context, p authn.Principal, in FromEvaluation) (id string, err error)
+}
+
+// FromEvaluation is a contract drafted from a purchase evaluation: its
+// winner as supplier, the winning amount as value, the evaluation's project
+// and department, and the evaluation it came from.
+type FromEvaluation struct {
+	EvaluationID string
+	Title        string
+	ContractType string // one of the seven contract types
+	SupplierID   string
+	ProjectID    string
+	DepartmentID *string
+	Value        money.Amount
+	Currency     string
+	Description  string
+}
+
+// drafts adapts the service to Drafts: a contract from an evaluation is
+// one POST /api/contracts would create.
+type drafts struct{ svc *core.Service }
+
+func (d drafts) CreateFromEvaluation(ctx context.Context, p authn.Principal, in FromEvaluation) (string, error) {
+	projectID := in.ProjectID
+	return d.svc.CreateFromEvaluation(ctx, p, core.CreateRequest{Title: in.Title, ContractType: in.ContractType,
+		SupplierID: in.SupplierID, ProjectID: &projectID, DepartmentID: in.DepartmentID, Value: in.Value,
+		Currency: in.Currency, PurchaseEvaluationID: &in.EvaluationID, Description: in.Description})
 }
 
 // Reporting types.

@@ -79,6 +79,7 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	wf.Hook(core.KindName, m.svc.AssignCode)
 	app.Bus.Subscribe(masterdata.TopicDeleted, events.InTx, m.svc.VetoMasterDataDelete)
 	kernel.Provide[Query](app, m.svc)
+	kernel.Provide[Drafts](app, drafts{m.svc})
 	return nil
 }
 

@@ -51,6 +51,24 @@ type Lookup interface {
 	// SearchSupplierIDs returns up to limit live suppliers whose code, name
 	// or tax code match text the way the supplier list's search does.
 	SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error)
+	// SearchProjectIDs returns up to limit live projects whose code or name
+	// match text the way the project list's search does.
+	SearchProjectIDs(ctx context.Context, text string, limit int) ([]string, error)
+}
+
+// SupplierFacts is implemented by a module that knows more about a supplier
+// than master data does (procurement: the approved evaluations it won).
+// GET /api/suppliers/{id} adds the facts it returns, keyed by property name,
+// to the supplier; they never replace one of the supplier's own properties.
+// An error fails that request.
+type SupplierFacts = core.SupplierFacts
+
+// SupplierFactsRegistry takes the SupplierFacts of other modules. Obtain it
+// with kernel.Need[masterdata.SupplierFactsRegistry](app) in Provision, from
+// a module that requires "masterdata", and register there: master data never
+// imports the module that adds facts, and without that module they are absent.
+type SupplierFactsRegistry interface {
+	AddSupplierFacts(f SupplierFacts)
 }
 
 // Ref is a master-data record as other modules see it: {ID, Code, Name, IsActive}.

@@ -30,6 +30,7 @@ var (
 	_ kernel.EventDeclarer   = (*Module)(nil)
 	_ kernel.OpenAPIProvider = (*Module)(nil)
 	_ Lookup                 = (*core.Service)(nil)
+	_ SupplierFactsRegistry  = (*core.Service)(nil)
 )
 
 // Info names the module; it needs identity to check manager ids.
@@ -40,7 +41,8 @@ func (*Module) Info() kernel.Info {
 // Migrations creates the three tables and their indexes.
 func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
 
-// Provision builds the service and provides Lookup.
+// Provision builds the service and provides Lookup and the registry of
+// other modules' supplier facts.
 func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	users, err := kernel.Need[identity.Directory](app)
 	if err != nil {
@@ -50,6 +52,7 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 		return err
 	}
 	kernel.Provide[Lookup](app, m.svc)
+	kernel.Provide[SupplierFactsRegistry](app, m.svc)
 	return nil
 }
 

@@ -423,6 +423,18 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 	return s.detail(ctx, p, c, def)
 }
 
+// CreateFromEvaluation drafts a contract for another module through
+// Create, in the transaction riding in ctx, and returns its id.
+func (s *Service) CreateFromEvaluation(ctx context.Context, p authn.Principal, in CreateRequest) (string, error) {
+	var id string
+	err := s.DB.InTx(ctx, func(ctx context.Context) error {
+		d, err := s.Create(ctx, p, in)
+		id = d.ID
+		return err
+	})
+	return id, err
+}
+
 // Update changes a draft: only in the initial phase, by its drafter or Admin.
 func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in UpdateRequest) (Detail, error) {
 	c, def, err := s.visible(ctx, p, id)

@@ -1,6 +1,10 @@
 package core
 
-import "github.com/contractflow/contractflow/platform/apperr"
+import (
+	"context"
+
+	"github.com/contractflow/contractflow/platform/apperr"
+)
 
 // The types in this file cross the module boundary: the root package
 // re-exports them as aliases, because internal packages never import it.
@@ -42,3 +46,9 @@ func (Deleted) Topic() string { return TopicDeleted }
 // detail tells the user what still uses the record, e.g. "Contract
 // HDTP-2026-001 uses this supplier."
 func InUse(detail string) *apperr.Error { return apperr.Conflict("in_use", detail) }
+
+// SupplierFacts is what another module knows about a supplier and wants
+// shown on it (procurement: the approved evaluations it won).
+type SupplierFacts interface {
+	SupplierFacts(ctx context.Context, supplierID string) (map[string]any, error)
+}

@@ -1,7 +1,8 @@
 package core
 
 import (
-	"github.com/contractflow/contractflow/platform/search"
+	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/httpx"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 // routes declares a resource's five endpoints, each behind its policy.
@@ -74,7 +76,30 @@ func (r *resource[T, In, PT, PI]) handleGet(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(t)
+	if r.extra == nil {
+		return c.JSON(t)
+	}
+	facts, err := r.extra(c.UserContext(), PT(t).record().ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(withFacts(t, facts))
+}
+
+// withFacts is the record's JSON object with other modules' facts added;
+// a fact never replaces one of the record's own properties.
+func withFacts(record any, facts map[string]any) map[string]any {
+	b, _ := json.Marshal(record)
+	out := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	_ = dec.Decode(&out)
+	for k, v := range facts {
+		if _, own := out[k]; !own {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (r *resource[T, In, PT, PI]) handleCreate(c *fiber.Ctx) error {

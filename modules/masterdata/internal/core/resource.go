@@ -58,6 +58,8 @@ type resource[T, In any, PT entity[T], PI input[In, T]] struct {
 	spec
 	svc   *Service
 	store store[T, PT]
+	// extra adds other modules' facts to GET of one record; nil for none.
+	extra func(ctx context.Context, id string) (map[string]any, error)
 }
 
 func newResource[T, In any, PT entity[T], PI input[In, T]](s *Service, sp spec, indexed map[string]bool) *resource[T, In, PT, PI] {

@@ -5,6 +5,8 @@ package core
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"time"
 
 	"github.com/contractflow/contractflow/platform/clock"
@@ -22,6 +24,9 @@ type Service struct {
 	bus   *events.Bus
 	users userNames
 
+	factsMu sync.RWMutex
+	facts   []SupplierFacts // other modules' facts shown on a supplier
+
 	suppliers   *resource[Supplier, SupplierInput, *Supplier, *SupplierInput]
 	projects    *resource[Project, ProjectInput, *Project, *ProjectInput]
 	departments *resource[Department, DepartmentInput, *Department, *DepartmentInput]
@@ -35,6 +40,7 @@ func New(ctx context.Context, app *kernel.App, users userNames) (*Service, error
 	}
 	s := &Service{db: app.DB, clock: app.Clock, bus: app.Bus, users: users}
 	s.suppliers = newResource[Supplier, SupplierInput](s, supplierSpec, indexed)
+	s.suppliers.extra = s.supplierFacts
 	s.projects = newResource[Project, ProjectInput](s, projectSpec, indexed)
 	s.departments = newResource[Department, DepartmentInput](s, departmentSpec, indexed)
 	return s, nil
@@ -79,6 +85,34 @@ func (s *Service) Projects(ctx context.Context, ids []string) (map[string]Ref, e
 
 func (s *Service) Departments(ctx context.Context, ids []string) (map[string]Ref, error) {
 	return s.departments.store.refs(ctx, ids)
+}
+
+// AddSupplierFacts registers another module's facts about suppliers,
+// shown by GET /api/suppliers/{id} (see the root package's SupplierFactsRegistry).
+func (s *Service) AddSupplierFacts(f SupplierFacts) {
+	s.factsMu.Lock()
+	defer s.factsMu.Unlock()
+	s.facts = append(s.facts, f)
+}
+
+// supplierFacts gathers every registered module's facts about a supplier.
+func (s *Service) supplierFacts(ctx context.Context, id string) (map[string]any, error) {
+	s.factsMu.RLock()
+	providers := s.facts
+	s.factsMu.RUnlock()
+	out := map[string]any{}
+	for _, f := range providers {
+		facts, err := f.SupplierFacts(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, facts)
+	}
+	return out, nil
+}
+
+func (s *Service) SearchProjectIDs(ctx context.Context, text string, limit int) ([]string, error) {
+	return s.projects.store.search(ctx, search.Words(text), limit)
 }
 
 func (s *Service) SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error) {
