@@ -19,11 +19,8 @@ var (
 // /api/workflows/assignments must come before /api/workflows/:id.
 func (m *Module) Routes(r *httpx.Routes) {
 	core.NewDesigner(m.svc, m.declaredKinds).Routes(r)
-
-	// In-flight migration (DESIGN §4.1) is the runtime's; its two routes
-	// belong here, after the designer's:
-	//   GET  /api/workflows/:id/in-flight  Workflows.Read
-	//   POST /api/workflows/:id/migrate    Workflows.Update
+	// In-flight migration (DESIGN §4.1) moves documents: the runtime's.
+	m.rt.Routes(r)
 }
 
 // declaredKinds are the registered document kinds as definitions are
