@@ -2,13 +2,17 @@ package workflowdesigner_test
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/identity/identitytest"
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/testkit"
 )
 
@@ -109,4 +113,33 @@ func TestMigrationEndpoints(t *testing.T) {
 			t.Fatalf("after: %+v", plan)
 		}
 	})
+}
+
+// TestSLAConfig: the sla section refuses values the runtime cannot use,
+// naming the key.
+func TestSLAConfig(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		val  any
+		want string
+	}{
+		{"sla.calendar", "days", "sla.calendar"},
+		{"sla.reminderHours", 0, "sla.reminderHours"},
+		{"sla.jobInterval", "10ms", "sla.jobInterval"},
+		{"sla.warningHours", -1, "sla.warningHours"},
+	} {
+		set := testkit.Isolated(t, "sqlite")
+		set[tc.key] = tc.val
+		k, err := kernel.New(kernel.Options{Set: set, Environ: []string{}, LogOutput: io.Discard, Modules: []kernel.Factory{
+			func() kernel.Module { return identity.New() },
+			func() kernel.Module { return workflowdesigner.New() },
+		}})
+		if err == nil {
+			err = k.Start(context.Background())
+			_ = k.Close(context.Background())
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s = %v: %v", tc.key, tc.val, err)
+		}
+	}
 }
