@@ -42,6 +42,7 @@ type Bus struct {
 	log  *slog.Logger
 	mu   sync.RWMutex
 	subs map[string][]subscription
+	all  []subscription // run for every topic, after the topic's own
 }
 
 // NewBus returns an empty bus that logs failed after-commit handlers to log.
@@ -56,12 +57,24 @@ func (b *Bus) Subscribe(topic string, mode Mode, h Handler) {
 	b.subs[topic] = append(b.subs[topic], subscription{mode: mode, handler: h})
 }
 
+// SubscribeAll registers h for every topic, for a consumer that reacts to
+// what events have in common rather than to one topic (notifications look
+// for events that say whom to notify). It runs after the topic's own
+// subscribers of the same mode.
+func (b *Bus) SubscribeAll(mode Mode, h Handler) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.all = append(b.all, subscription{mode: mode, handler: h})
+}
+
 // Publish runs the InTx handlers now, in subscription order, stopping at the
 // first error, which it returns; AfterCommit handlers are queued until the
 // transaction in ctx commits (or run at once without one).
 func (b *Bus) Publish(ctx context.Context, e Event) error {
 	b.mu.RLock()
-	subs := b.subs[e.Topic()]
+	topic := b.subs[e.Topic()]
+	subs := make([]subscription, 0, len(topic)+len(b.all))
+	subs = append(append(subs, topic...), b.all...)
 	b.mu.RUnlock()
 	for _, s := range subs {
 		if s.mode != InTx {

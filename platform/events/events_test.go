@@ -330,3 +330,28 @@ func TestConcurrentSubscribeAndPublish(t *testing.T) {
 	require.NoError(t, bus.Publish(context.Background(), contractMoved{ID: "c"}))
 	assert.Equal(t, 8, calls)
 }
+
+// SubscribeAll hears every topic, after the topic's own subscribers of the
+// same mode, and its InTx error vetoes the publisher's change like theirs.
+func TestSubscribeAll(t *testing.T) {
+	bus, _ := newBus()
+	var order []string
+	bus.SubscribeAll(events.InTx, func(_ context.Context, e events.Event) error {
+		order = append(order, "all:"+e.Topic())
+		if _, ok := e.(otherHappened); ok {
+			return errors.New("refused")
+		}
+		return nil
+	})
+	bus.Subscribe("contract.moved", events.InTx, func(_ context.Context, e events.Event) error {
+		order = append(order, "own:"+e.Topic())
+		return nil
+	})
+	bus.SubscribeAll(events.AfterCommit, func(_ context.Context, e events.Event) error {
+		order = append(order, "after:"+e.Topic())
+		return nil
+	})
+	require.NoError(t, bus.Publish(context.Background(), contractMoved{ID: "c1"}))
+	require.Error(t, bus.Publish(context.Background(), otherHappened{}))
+	assert.Equal(t, []string{"own:contract.moved", "all:contract.moved", "after:contract.moved", "all:other.happened"}, order)
+}
