@@ -231,7 +231,7 @@ func (s *store) recompute(ctx context.Context, budgetID string, lineIDs ...strin
 // utilisation totals the budgets in force per project.
 func (s *store) utilisation(ctx context.Context) ([]ProjectUtilisation, error) {
 	var rows []struct {
-		ProjectID                             string
+		ProjectID                            string
 		Planned, Reserved, Committed, Actual money.Amount
 	}
 	err := s.liveBudgets(ctx).

@@ -1,0 +1,306 @@
+package budget_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	budgetmod "github.com/contractflow/contractflow/modules/budget"
+	"github.com/contractflow/contractflow/platform/events"
+	"github.com/contractflow/contractflow/platform/testkit"
+)
+
+// TestContractHookBlock drives contracts naming one line of a Block budget
+// through the contracts API: reserved at DangTrinhKy, refused when short
+// (the contract stays, nothing is written), kept at DangDongDau, committed
+// at DaPhatHanh, released at TuChoi.
+func TestContractHookBlock(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		b, l := e.approvedLine(t, "Block", 1000)
+
+		first := e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 600})
+		e.drive(t, first.ID, DangTrinhKy)
+		got := e.get(t, b.ID)
+		wantAmounts(t, "after reservation", lineFigures(got.line("L1")), "1000", "600", "0", "0", "400")
+		wantAmounts(t, "budget after reservation", budgetFigures(got), "1000", "600", "0", "0", "400")
+		if cs := got.line("L1").Commitments; len(cs) != 1 || cs[0].ContractID == nil || *cs[0].ContractID != first.ID ||
+			cs[0].Kind != "Reserved" || cs[0].Source != "contract" {
+			t.Errorf("line commitments %+v", cs)
+		}
+
+		// Short by 100 under Block: 409, the contract stays, nothing written.
+		second := e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 500})
+		e.drive(t, second.ID, DangKiemTraCCM)
+		before := e.snapshot(t, b.ID)
+		r := e.move(second.ID, DangTrinhKy, "")
+		wantProblem(t, r, 409, "budget_exceeded")
+		if p := r.Problem(t); !strings.Contains(p.Detail, "short by 100") {
+			t.Errorf("detail %q does not say by how much", p.Detail)
+		}
+		if c := e.contract(t, second.ID); c.Phase != DangKiemTraCCM || c.Version != second.Version+4 {
+			t.Errorf("refused contract is %s v%d", c.Phase, c.Version)
+		}
+		if e.snapshot(t, b.ID) != before {
+			t.Error("a refused move wrote to the budget")
+		}
+
+		// The reservation stays through DangDongDau and becomes a commitment.
+		e.drive(t, first.ID, DangDongDau)
+		wantAmounts(t, "at DangDongDau", lineFigures(e.get(t, b.ID).line("L1")), "1000", "600", "0", "0", "400")
+		e.drive(t, first.ID, DaPhatHanh)
+		got = e.get(t, b.ID)
+		wantAmounts(t, "published", lineFigures(got.line("L1")), "1000", "0", "600", "0", "400")
+		if cs := got.line("L1").Commitments; len(cs) != 1 || cs[0].Kind != "Committed" || *cs[0].ContractID != first.ID {
+			t.Errorf("line commitments %+v", cs)
+		}
+
+		// An adjustment makes room; the refused contract now moves.
+		e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l.ID+"/adjustments", e.admin, map[string]any{"delta": 100, "reason": "Bổ sung"})
+		if r := e.move(second.ID, DangTrinhKy, ""); r.Status != 200 {
+			t.Fatalf("move after adjustment: %d %s", r.Status, r.Body)
+		}
+		wantAmounts(t, "second reserved", lineFigures(e.get(t, b.ID).line("L1")), "1100", "500", "600", "0", "0")
+
+		// Rejected: released.
+		if r := e.move(second.ID, TuChoi, "Không ký"); r.Status != 200 {
+			t.Fatalf("reject: %d %s", r.Status, r.Body)
+		}
+		wantAmounts(t, "rejected", lineFigures(e.get(t, b.ID).line("L1")), "1100", "0", "600", "0", "500")
+		if n := e.count(t, "SELECT COUNT(*) FROM budget_commitments WHERE contract_id = ? AND kind = 'Released'", second.ID); n != 1 {
+			t.Errorf("%d release rows for the rejected contract, want 1", n)
+		}
+		// Contracts without a line move untouched by the check.
+		plain := e.newContract(t, map[string]any{"value": 999999})
+		e.drive(t, plain.ID, DaPhatHanh)
+		e.checkTotals(t)
+	})
+}
+
+// TestContractHookWarn: under Warn the move happens, and the answer, the
+// history comment and an event say so.
+func TestContractHookWarn(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		var overdrawn atomic.Int64
+		e.app.Kernel.App().Bus.Subscribe(budgetmod.TopicOverdrawn, events.AfterCommit, func(_ context.Context, ev events.Event) error {
+			if o, ok := ev.(budgetmod.Overdrawn); ok && o.Amount > 0 {
+				overdrawn.Add(1)
+			}
+			return nil
+		})
+		b, l := e.approvedLine(t, "Warn", 1000)
+		c := e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 1500})
+		e.drive(t, c.ID, DangKiemTraCCM)
+		r := e.move(c.ID, DangTrinhKy, "Trình ký")
+		if r.Status != 200 {
+			t.Fatalf("move under Warn: %d %s", r.Status, r.Body)
+		}
+		var moved contract
+		r.JSON(t, &moved)
+		if moved.Phase != DangTrinhKy || len(moved.Warnings) != 1 || !strings.Contains(moved.Warnings[0], "short by 500") {
+			t.Fatalf("moved %s with warnings %q", moved.Phase, moved.Warnings)
+		}
+		last := e.contract(t, c.ID).Approvals
+		var comment string
+		for _, a := range last {
+			if a.ToPhase == DangTrinhKy {
+				comment = a.Comment
+			}
+		}
+		if !strings.Contains(comment, "Trình ký") || !strings.Contains(comment, "Warning: Budget overdrawn") {
+			t.Errorf("history comment %q lacks the warning", comment)
+		}
+		if overdrawn.Load() != 1 {
+			t.Errorf("%d overdrawn events, want 1", overdrawn.Load())
+		}
+		wantAmounts(t, "overdrawn", lineFigures(e.get(t, b.ID).line("L1")), "1000", "1500", "0", "0", "-500")
+		// Within the remaining amount there is no warning.
+		b2, l2 := e.approvedLine(t, "Warn", 1000)
+		c2 := e.newContract(t, map[string]any{"budgetLineId": l2.ID, "value": 1000})
+		e.drive(t, c2.ID, DangKiemTraCCM)
+		r = e.move(c2.ID, DangTrinhKy, "")
+		moved = contract{}
+		r.JSON(t, &moved)
+		if r.Status != 200 || len(moved.Warnings) != 0 {
+			t.Errorf("exact reservation: %d %q", r.Status, moved.Warnings)
+		}
+		wantAmounts(t, "exact", lineFigures(e.get(t, b2.ID).line("L1")), "1000", "1000", "0", "0", "0")
+		e.checkTotals(t)
+	})
+}
+
+// TestContractHookBudgetState: a line of a budget that is not Approved
+// refuses signature whatever onExceed says; a Closed budget takes no new
+// reservation but still commits one it holds.
+func TestContractHookBudgetState(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		draft := e.newBudget(t, map[string]any{"onExceed": "Warn"})
+		dl := e.addLine(t, draft.ID, "L1", 1_000_000)
+		c := e.newContract(t, map[string]any{"budgetLineId": dl.ID, "value": 10})
+		e.drive(t, c.ID, DangKiemTraCCM)
+		r := e.move(c.ID, DangTrinhKy, "")
+		wantProblem(t, r, 409, "budget_exceeded")
+		if p := r.Problem(t); !strings.Contains(p.Detail, "not approved") {
+			t.Errorf("detail %q", p.Detail)
+		}
+		e.approve(t, draft.ID)
+		if r := e.move(c.ID, DangTrinhKy, ""); r.Status != 200 {
+			t.Fatalf("move once approved: %d %s", r.Status, r.Body)
+		}
+
+		// Closing keeps what is held; a new reservation is refused.
+		late := e.newContract(t, map[string]any{"budgetLineId": dl.ID, "value": 10})
+		e.drive(t, late.ID, DangKiemTraCCM)
+		b := e.get(t, draft.ID)
+		r = e.do("PUT", "/api/budgets/"+b.ID, e.admin, map[string]any{"code": b.Code, "name": b.Name, "projectId": e.project,
+			"fiscalYear": b.FiscalYear, "onExceed": "Warn", "status": "Closed"})
+		if r.Status != 200 {
+			t.Fatalf("close: %d %s", r.Status, r.Body)
+		}
+		wantProblem(t, e.move(late.ID, DangTrinhKy, ""), 409, "budget_exceeded")
+		e.drive(t, c.ID, DaPhatHanh)
+		wantAmounts(t, "closed budget", lineFigures(e.get(t, b.ID).line("L1")), "1000000", "0", "10", "0", "999990")
+
+		// Naming a line of a Closed budget is refused when drafting.
+		wantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(map[string]any{"budgetLineId": dl.ID})), 400, "validation_failed", "BudgetLineId")
+		e.checkTotals(t)
+	})
+}
+
+// TestContractLineValidation: budgetLineId is checked when a contract is
+// drafted or edited.
+func TestContractLineValidation(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		_, own := e.approvedLine(t, "Block", 100)
+		other := e.newBudget(t, map[string]any{"projectId": e.project2})
+		ol := e.addLine(t, other.ID, "L1", 100)
+		anyProject := e.newBudget(t, map[string]any{"projectId": nil})
+		al := e.addLine(t, anyProject.ID, "L1", 100)
+		contracts := func() int64 { return e.count(t, "SELECT COUNT(*) FROM contracts") }
+		n := contracts()
+		for name, over := range map[string]map[string]any{
+			"missing line":             {"budgetLineId": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"},
+			"another project's budget": {"budgetLineId": ol.ID},
+			"framework without project": {"budgetLineId": own.ID, "contractType": "FrameworkSupply", "projectId": nil},
+		} {
+			t.Run(name, func(t *testing.T) {
+				wantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(over)), 400, "validation_failed", "BudgetLineId")
+				if contracts() != n {
+					t.Error("a refused contract was written")
+				}
+			})
+		}
+		for _, over := range []map[string]any{
+			{"budgetLineId": own.ID},
+			{"budgetLineId": al.ID},
+			{"budgetLineId": al.ID, "projectId": e.project2},
+			{"budgetLineId": al.ID, "contractType": "FrameworkSupply", "projectId": nil},
+		} {
+			e.newContract(t, over)
+		}
+		// Editing a draft is checked the same way.
+		c := e.newContract(t, map[string]any{"budgetLineId": own.ID})
+		body := e.contractBody(map[string]any{"budgetLineId": ol.ID, "title": "Sửa"})
+		wantProblem(t, e.do("PUT", "/api/contracts/"+c.ID, e.admin, body), 400, "validation_failed", "BudgetLineId")
+		body["projectId"] = e.project2
+		if r := e.do("PUT", "/api/contracts/"+c.ID, e.admin, body); r.Status != 200 {
+			t.Errorf("moving the contract to the line's project: %d %s", r.Status, r.Body)
+		}
+		// A deleted budget's lines are gone too.
+		e.do("DELETE", "/api/budgets/"+other.ID, e.admin, nil)
+		wantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(map[string]any{"budgetLineId": ol.ID, "projectId": e.project2})), 400, "validation_failed", "BudgetLineId")
+		// A contract naming a line deleted since cannot go to signature.
+		e.drive(t, c.ID, DangKiemTraCCM)
+		wantProblem(t, e.move(c.ID, DangTrinhKy, ""), 409, "budget_exceeded")
+	})
+}
+
+// TestReleaseOnDeleteAndReturn: deleting a contract releases what it holds;
+// a definition with a return out of DangTrinhKy releases on the return and
+// reserves again on the way back.
+func TestReleaseOnDeleteAndReturn(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		b, l := e.approvedLine(t, "Block", 1000)
+		// A contract in DangSoanThao holding an entry posted for it by hand.
+		c := e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 300})
+		r := e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l.ID+"/commitments", e.admin, map[string]any{"contractId": c.ID, "amount": 300, "kind": "Reserved"})
+		if r.Status != 201 {
+			t.Fatalf("post: %d %s", r.Status, r.Body)
+		}
+		if r := e.do("DELETE", "/api/contracts/"+c.ID, e.admin, nil); r.Status != 204 {
+			t.Fatalf("delete contract: %d %s", r.Status, r.Body)
+		}
+		wantAmounts(t, "after delete", lineFigures(e.get(t, b.ID).line("L1")), "1000", "0", "0", "0", "1000")
+		if n := e.count(t, "SELECT COUNT(*) FROM budget_commitments WHERE contract_id = ? AND kind = 'Released' AND note = 'Released: contract deleted.'", c.ID); n != 1 {
+			t.Errorf("%d release rows on delete, want 1", n)
+		}
+
+		e.withReturnFromSignature(t)
+		c = e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 700})
+		e.drive(t, c.ID, DangTrinhKy)
+		wantAmounts(t, "reserved", lineFigures(e.get(t, b.ID).line("L1")), "1000", "700", "0", "0", "300")
+		if r := e.move(c.ID, DangKiemTraCCM, "Trả lại kiểm tra"); r.Status != 200 {
+			t.Fatalf("return: %d %s", r.Status, r.Body)
+		}
+		wantAmounts(t, "returned", lineFigures(e.get(t, b.ID).line("L1")), "1000", "0", "0", "0", "1000")
+		e.drive(t, c.ID, DangTrinhKy)
+		wantAmounts(t, "reserved again", lineFigures(e.get(t, b.ID).line("L1")), "1000", "700", "0", "0", "300")
+		e.checkTotals(t)
+	})
+}
+
+// withReturnFromSignature publishes contract-default v2, the seeded
+// definition plus a return DangTrinhKy → DangKiemTraCCM, and assigns it to
+// Subcontract.
+func (e *env) withReturnFromSignature(t *testing.T) {
+	t.Helper()
+	r := e.do("GET", "/api/workflows?documentKind=contract", e.admin, nil)
+	var defs []struct {
+		ID, Key string
+		Version int
+	}
+	r.JSON(t, &defs)
+	var from string
+	for _, d := range defs {
+		if d.Key == "contract-default" && d.Version == 1 {
+			from = d.ID
+		}
+	}
+	r = e.do("POST", "/api/workflows", e.admin, map[string]any{"documentKind": "contract", "key": "contract-default", "name": "Có trả lại", "fromId": from})
+	if r.Status != 201 {
+		t.Fatalf("draft: %d %s", r.Status, r.Body)
+	}
+	var d map[string]any
+	r.JSON(t, &d)
+	d["transitions"] = append(d["transitions"].([]any), map[string]any{"from": DangTrinhKy, "to": DangKiemTraCCM, "kind": "return",
+		"roles": []string{"Director"}, "guard": "", "normal": false})
+	id := d["id"].(string)
+	for _, step := range []struct {
+		method, path string
+		body         any
+	}{
+		{"PUT", "/api/workflows/" + id, map[string]any{"name": d["name"], "initialPhase": d["initialPhase"], "steps": d["steps"], "transitions": d["transitions"]}},
+		{"POST", "/api/workflows/" + id + "/publish", nil},
+		{"PUT", "/api/workflows/assignments", map[string]any{"documentType": "contract.Subcontract", "workflowDefinitionId": id}},
+	} {
+		if r := e.do(step.method, step.path, e.admin, step.body); r.Status != 200 {
+			t.Fatalf("%s %s: %d %s", step.method, step.path, r.Status, r.Body)
+		}
+	}
+}
+
+// TestModuleDisabled: without the budget module contracts move without
+// the check, and its routes and menu are gone.
+func TestModuleDisabled(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		c := e.newContract(t, map[string]any{"budgetLineId": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "value": 5})
+		e.drive(t, c.ID, DaPhatHanh)
+		if r := e.do("GET", "/api/budgets", e.admin, nil); r.Status != 404 {
+			t.Errorf("GET /api/budgets: %d", r.Status)
+		}
+		r := e.do("GET", "/api/menus", e.admin, nil)
+		if strings.Contains(string(r.Body), `"Budgets"`) {
+			t.Errorf("menu still has Budgets: %s", r.Body)
+		}
+	}, testkit.WithConfig("modules.budget.enabled", false))
+}
