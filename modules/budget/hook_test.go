@@ -179,8 +179,8 @@ func TestContractLineValidation(t *testing.T) {
 		contracts := func() int64 { return e.count(t, "SELECT COUNT(*) FROM contracts") }
 		n := contracts()
 		for name, over := range map[string]map[string]any{
-			"missing line":             {"budgetLineId": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"},
-			"another project's budget": {"budgetLineId": ol.ID},
+			"missing line":              {"budgetLineId": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"},
+			"another project's budget":  {"budgetLineId": ol.ID},
 			"framework without project": {"budgetLineId": own.ID, "contractType": "FrameworkSupply", "projectId": nil},
 		} {
 			t.Run(name, func(t *testing.T) {
