@@ -1,0 +1,343 @@
+// Package notify is the notifications hub: how a notification stored on one
+// node reaches the sockets of every node. The rows are the truth and live in
+// the notifications module; the hub only carries the news that rows exist
+// (their ids and owners), so that each node can read them and push them to
+// the sockets it holds.
+//
+// On SQLite (one node) the news travels in process, after the creating
+// transaction commits. On Postgres it travels by LISTEN/NOTIFY: Announce
+// runs pg_notify inside the creating transaction, which Postgres delivers on
+// commit only (a rolled-back change notifies no one), and every node listens
+// on a dedicated connection that reconnects by itself, with backoff, when it
+// drops or the database restarts; after reconnecting the hub tells its
+// receiver to catch up from the rows.
+//
+// The package also defines how producers ask for notifications without
+// importing the module that stores them: an event that implements
+// Notifiable says whom to tell and what.
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/contractflow/contractflow/platform/db"
+)
+
+// Draft is one notification a producer asks for: what to say, about which
+// entity, and to whom. Recipients are the users named plus the active users
+// holding any of Roles, each once, without ExceptUserID (the actor, who
+// knows what they did).
+type Draft struct {
+	Kind       string // e.g. "contract.transitioned" (DESIGN §10)
+	Title      string
+	Body       string
+	EntityType string // e.g. "contract"
+	EntityID   string
+	UserIDs    []string
+	Roles      []string
+	// ExceptUserID is left out of the recipients; empty for none.
+	ExceptUserID string
+}
+
+// Notifiable is implemented by events that notify people. The
+// notifications module subscribes inside the publisher's transaction to
+// every event and stores the drafts of those that implement it, with the
+// change they report.
+type Notifiable interface {
+	Notifications() []Draft
+}
+
+// Item is the news that one notification was stored: its owner and id.
+type Item struct {
+	UserID, ID string
+}
+
+// Receiver is what the hub hands the news to (the notifications module).
+// Its methods run on one goroutine of the hub, one call at a time.
+type Receiver interface {
+	// Deliver gets items created on any node, once their transaction has
+	// committed.
+	Deliver(items []Item)
+	// Resync is called after the listener reconnected: what was announced
+	// while it was away never arrived, so the receiver reads the rows.
+	Resync()
+}
+
+// Config is what a hub needs.
+type Config struct {
+	DB  *db.DB
+	DSN string // database.dsn; the Postgres listener opens its own connection with it
+	Log *slog.Logger
+	// PingInterval is how long the listener waits for news before it checks
+	// that its connection is alive; 0 means 15 s.
+	PingInterval time.Duration
+}
+
+// ApplicationName names the listener's Postgres connection (pg_stat_activity).
+const ApplicationName = "contractflow-notify"
+
+// channelBase is the NOTIFY channel; the schema is appended, so deployments
+// sharing a server in different schemas do not hear each other.
+const channelBase = "contractflow_notifications"
+
+// maxPayload keeps each NOTIFY under Postgres's 8000-byte limit.
+const maxPayload = 7800
+
+// Reconnection backoff of the listener.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// Hub carries the news between nodes. The zero value is not usable; call New.
+type Hub struct {
+	cfg     Config
+	channel string
+	recv    Receiver
+	queue   chan []Item
+	resync  chan struct{}
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	pid     uint32 // the listener's backend process id (Postgres), 0 while disconnected
+	stopped chan struct{}
+}
+
+// New returns a hub; Start makes it deliver.
+func New(cfg Config) *Hub {
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 15 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Hub{cfg: cfg, queue: make(chan []Item, 1024), resync: make(chan struct{}, 1), stopped: make(chan struct{})}
+}
+
+// Start hands news to r from now on. On Postgres it opens the listener
+// connection; when that first attempt fails the hub keeps trying in the
+// background (the rows are kept, and Resync runs once it succeeds).
+func (h *Hub) Start(ctx context.Context, r Receiver) error {
+	h.recv = r
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h.cancel = cancel
+	h.wg.Add(1)
+	go h.dispatch(runCtx)
+	if h.cfg.DB.Dialect() != db.Postgres {
+		return nil
+	}
+	var schema string
+	if err := h.cfg.DB.Conn(ctx).Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+		cancel()
+		h.wg.Wait()
+		return fmt.Errorf("notify: current schema: %w", err)
+	}
+	h.channel = channelBase + "_" + schema
+	conn, err := h.connect(ctx)
+	if err != nil {
+		h.cfg.Log.Warn("notification listener cannot connect yet; retrying", "err", err)
+	}
+	h.wg.Add(1)
+	go h.listen(runCtx, conn)
+	return nil
+}
+
+// Stop ends the listener and the delivery goroutine.
+func (h *Hub) Stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	h.wg.Wait()
+	h.cancel = nil
+}
+
+// Channel is the Postgres NOTIFY channel the hub listens on ("" on SQLite).
+func (h *Hub) Channel() string { return h.channel }
+
+// ListenerPID is the backend process id of the listener's connection, 0
+// while it is disconnected or on SQLite (for operators and tests).
+func (h *Hub) ListenerPID() uint32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.pid
+}
+
+// Announce tells every node about items stored in the transaction in ctx.
+// The news leaves only if that transaction commits: on Postgres pg_notify
+// runs in it (one statement, however many items); on SQLite delivery is
+// queued after commit.
+func (h *Hub) Announce(ctx context.Context, items []Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	if h.cfg.DB.Dialect() != db.Postgres {
+		db.AfterCommit(ctx, func() { h.enqueue(items) })
+		return nil
+	}
+	payloads := encode(items)
+	return h.cfg.DB.Conn(ctx).Exec(`SELECT pg_notify(?, p) FROM unnest(string_to_array(?, ';')) AS p`,
+		h.channel, strings.Join(payloads, ";")).Error
+}
+
+func (h *Hub) enqueue(items []Item) {
+	select {
+	case h.queue <- items:
+	case <-h.stopped:
+	}
+}
+
+// dispatch hands the queued news to the receiver, one call at a time.
+func (h *Hub) dispatch(ctx context.Context) {
+	defer h.wg.Done()
+	defer close(h.stopped)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case items := <-h.queue:
+			h.recv.Deliver(items)
+		case <-h.resync:
+			h.recv.Resync()
+		}
+	}
+}
+
+// encode packs "user:id" pairs, comma-separated, into payloads below the
+// NOTIFY limit.
+func encode(items []Item) []string {
+	var out []string
+	var b strings.Builder
+	for _, it := range items {
+		pair := it.UserID + ":" + it.ID
+		if b.Len() > 0 && b.Len()+1+len(pair) > maxPayload {
+			out = append(out, b.String())
+			b.Reset()
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(pair)
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func decode(payload string) []Item {
+	var out []Item
+	for pair := range strings.SplitSeq(payload, ",") {
+		if u, id, ok := strings.Cut(pair, ":"); ok && u != "" && id != "" {
+			out = append(out, Item{UserID: u, ID: id})
+		}
+	}
+	return out
+}
+
+// connect opens the listener connection and starts listening.
+func (h *Hub) connect(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(h.cfg.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("notify: parse database.dsn: %w", err)
+	}
+	cfg.RuntimeParams["application_name"] = ApplicationName
+	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > 5*time.Second {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{h.channel}.Sanitize()); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, err
+	}
+	h.mu.Lock()
+	h.pid = conn.PgConn().PID()
+	h.mu.Unlock()
+	return conn, nil
+}
+
+// listen waits for news on conn and reconnects, with backoff, whenever the
+// connection is lost; after each reconnection the receiver resyncs.
+func (h *Hub) listen(ctx context.Context, conn *pgx.Conn) {
+	defer h.wg.Done()
+	backoff := minBackoff
+	for ctx.Err() == nil {
+		if conn == nil {
+			c, err := h.connect(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				h.cfg.Log.Warn("notification listener: reconnect failed", "err", err, "retryIn", backoff)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, maxBackoff)
+				continue
+			}
+			conn, backoff = c, minBackoff
+			h.cfg.Log.Info("notification listener reconnected")
+			select {
+			case h.resync <- struct{}{}:
+			default: // one is already pending
+			}
+		}
+		err := h.wait(ctx, conn)
+		h.mu.Lock()
+		h.pid = 0
+		h.mu.Unlock()
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = conn.Close(closeCtx)
+		cancel()
+		conn = nil
+		if ctx.Err() == nil {
+			h.cfg.Log.Warn("notification listener lost its connection; reconnecting", "err", err)
+		}
+	}
+	if conn != nil {
+		_ = conn.Close(context.Background())
+	}
+}
+
+// wait delivers notifications until the connection fails. When nothing
+// arrives for PingInterval it pings, so a connection that died silently is
+// noticed.
+func (h *Hub) wait(ctx context.Context, conn *pgx.Conn) error {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, h.cfg.PingInterval)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
+				return err
+			}
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if items := decode(n.Payload); len(items) > 0 {
+			h.enqueue(items)
+		}
+	}
+}
