@@ -53,3 +53,41 @@ func TestDirectory(t *testing.T) {
 		}
 	})
 }
+
+// Long-lived connections learn through identity.Sessions that a sign-in
+// ended: a disabled user drops out, a role change gives a new stamp.
+func TestSessions(t *testing.T) {
+	t.Parallel()
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		app := start(t, driver)
+		sessions, err := kernel.Need[identity.Sessions](app.Kernel.App())
+		if err != nil {
+			t.Fatal(err)
+		}
+		admin := identitytest.AdminToken(t, app)
+		kept := createUser(t, app, admin, "kept@example.com", "Kim Kept", identity.RoleDrafter)
+		moved := createUser(t, app, admin, "moved@example.com", "Mo Moved", identity.RoleDrafter)
+		gone := createUser(t, app, admin, "gone@example.com", "Gus Gone", identity.RoleDrafter)
+		before, err := sessions.ActiveStamps(t.Context(), []string{kept, moved, gone, uuid.NewString()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(before) != 3 || before[kept] == "" {
+			t.Fatalf("stamps of three active users and an unknown id: %v", before)
+		}
+		setActive(t, app, admin, gone, false)
+		r := app.Do(testkit.Request{Method: "PUT", Path: "/api/users/" + moved + "/roles", Token: admin,
+			Body: map[string]any{"roles": []string{identity.RoleDirector}}})
+		expect(t, r, 200, "")
+		after, err := sessions.ActiveStamps(t.Context(), []string{kept, moved, gone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := after[gone]; ok || after[kept] != before[kept] || after[moved] == before[moved] || after[moved] == "" {
+			t.Errorf("after disabling one and changing the roles of another: %v (before %v)", after, before)
+		}
+		if sessions.SyncInterval() != 0 {
+			t.Errorf("sync interval %v, want the tests' 0s", sessions.SyncInterval())
+		}
+	})
+}

@@ -3,7 +3,10 @@
 // calling a request comes from platform/authn.Caller.
 package identity
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Role names (DESIGN §2).
 const (
@@ -35,4 +38,17 @@ type Directory interface {
 	Names(ctx context.Context, ids []string) (map[string]string, error)
 	// UserIDsInRoles lists the active users holding any of roles.
 	UserIDsInRoles(ctx context.Context, roles []string) ([]string, error)
+}
+
+// Sessions lets a long-lived connection opened by a signed-in user (a
+// notification socket) notice that the sign-in ended: the user was disabled
+// or the security stamp changed. Obtain it with kernel.Need[identity.Sessions].
+type Sessions interface {
+	// ActiveStamps maps each active user among ids to their current
+	// security stamp, read from the database (not a node's cache); disabled
+	// and unknown users are left out.
+	ActiveStamps(ctx context.Context, ids []string) (map[string]string, error)
+	// SyncInterval is identity.cacheSyncInterval, within which such a change
+	// must take effect on every node.
+	SyncInterval() time.Duration
 }

@@ -36,6 +36,7 @@ var (
 	_ kernel.OpenAPIProvider = (*Module)(nil)
 	_ kernel.CommandProvider = (*Module)(nil)
 	_ Directory              = (*core.Service)(nil)
+	_ Sessions               = (*core.Service)(nil)
 )
 
 // Info names the module; it requires no other.
@@ -48,7 +49,7 @@ func (m *Module) ConfigSection() (string, any) { return "identity", m.cfg }
 func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
 
 // Provision builds the service, loads the permission matrix and provides
-// the guard and the Directory.
+// the guard, the Directory and Sessions.
 func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	svc, err := core.New(app, m.cfg)
 	if err != nil {
@@ -60,6 +61,7 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	m.svc = svc
 	kernel.Provide[httpx.Guard](app, svc.Guard())
 	kernel.Provide[Directory](app, svc)
+	kernel.Provide[Sessions](app, svc)
 	return nil
 }
 

@@ -411,6 +411,15 @@ func (s *Service) Names(ctx context.Context, ids []string) (map[string]string, e
 	return s.store.names(ctx, ids)
 }
 
+// ActiveStamps maps each active user among ids to its current security
+// stamp, read from the database rather than from this node's cache.
+func (s *Service) ActiveStamps(ctx context.Context, ids []string) (map[string]string, error) {
+	return s.store.activeStamps(ctx, ids)
+}
+
+// SyncInterval is identity.cacheSyncInterval.
+func (s *Service) SyncInterval() time.Duration { return s.cfg.CacheSyncInterval }
+
 // UserIDsInRoles lists active users holding any of roles (for other modules).
 func (s *Service) UserIDsInRoles(ctx context.Context, roles []string) ([]string, error) {
 	if len(roles) == 0 {

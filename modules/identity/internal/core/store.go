@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,6 +235,23 @@ func (s *store) userIDsInRoles(ctx context.Context, roles []string) ([]string, e
 		Where("roles.name IN ? AND users.is_active = ?", roles, true).
 		Order("user_roles.user_id").Pluck("user_roles.user_id", &ids).Error
 	return ids, err
+}
+
+// activeStamps maps each active user among ids to its security stamp, a
+// chunk of ids per query to stay under SQLite's parameter limit.
+func (s *store) activeStamps(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	for chunk := range slices.Chunk(ids, 500) {
+		var rows []struct{ ID, SecurityStamp string }
+		if err := s.conn(ctx).Model(&User{}).Select("id, security_stamp").Where("id IN ? AND is_active = ?", chunk, true).
+			Scan(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.ID] = r.SecurityStamp
+		}
+	}
+	return out, nil
 }
 
 func (s *store) names(ctx context.Context, ids []string) (map[string]string, error) {
