@@ -3,7 +3,10 @@
 # CONTRACTFLOW_TEST_POSTGRES_DSN is set).
 BIN      := bin/contractflow
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X github.com/contractflow/contractflow/platform/buildinfo.Version=$(VERSION)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILT    := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BI       := github.com/contractflow/contractflow/platform/buildinfo
+LDFLAGS  := -s -w -X $(BI).Version=$(VERSION) -X $(BI).Revision=$(COMMIT) -X $(BI).BuildTime=$(BUILT)
 PKGS     := ./...
 # sqlite_fts5 compiles FTS5 into SQLite: master-data search uses trigram
 # indexes with it (and scans without it).
@@ -11,10 +14,15 @@ TAGS     := sqlite_fts5
 
 .PHONY: run build test test-short vet fmt fmt-check bench bench-go clean
 
+# A cold first build compiles SQLite (cgo) and every dependency: minutes on
+# a small machine. Say so, and list packages as they compile (-v).
 build:
-	CGO_ENABLED=1 go build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/contractflow
+	@if [ ! -x $(BIN) ]; then echo "make: first build of $(BIN): compiling SQLite (cgo) and the dependencies takes a few minutes on a cold cache; packages are listed as they compile"; fi
+	@echo "make: go build -tags '$(TAGS)' -o $(BIN) ./cmd/contractflow"
+	@CGO_ENABLED=1 go build -v -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/contractflow
 
 run: build
+	@echo "make: starting ./$(BIN) serve (Ctrl-C stops it)"
 	./$(BIN) serve
 
 # -race keeps concurrency bugs out; -p runs packages in parallel.

@@ -272,7 +272,7 @@ func TestStartupWarnsWhileAdminHasDefaultPassword(t *testing.T) {
 		set := testkit.FreshDatabase(t, driver)
 
 		logs := startLogged(t, set)
-		if !strings.Contains(logs, warning) || !strings.Contains(logs, "WARN") {
+		if !strings.Contains(logs, warning) || !strings.Contains(logs, "level=ERROR") {
 			t.Fatalf("first start logged no warning about the default password:\n%s", logs)
 		}
 

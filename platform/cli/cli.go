@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,40 +17,103 @@ import (
 	"github.com/contractflow/contractflow/platform/kernel"
 )
 
-const usage = `Usage: contractflow [--config DIR] <command>
+const usage = `Usage: contractflow <command> [--config DIR] [flags]
 
 Commands:
   serve              start the HTTP service (default)
   migrate up         apply pending database migrations
   migrate status     list migrations and when they were applied
   seed               apply migrations and run every enabled module's seed step
-  version            print the version
+  config             print the effective configuration, each value's source, secrets masked
+  health [--url URL] probe /health/ready of the configured http.address; exit 1 when not ready
+  version            print the version, commit and build time
+  help               print this help (also -h, --help)
 %s
-Configuration: DIR/config.yaml, DIR/config.<app.env>.yaml, then CONTRACTFLOW_* variables.
+Flags may come before or after the command:
+  --config DIR       configuration folder (default ./config, or CONTRACTFLOW_CONFIG_DIR);
+                     a folder given explicitly must exist
+
+Configuration: embedded defaults, DIR/config.yaml, DIR/config.<app.env>.yaml, then
+CONTRACTFLOW_* variables (CONTRACTFLOW_HTTP_ADDRESS=:9000 sets http.address).
 `
 
 var errUsage = errors.New("unknown command")
 
-// Main runs the command line and returns the process exit code.
+// globalArgs are the parts of the command line every command shares.
+type globalArgs struct {
+	configDir string
+	explicit  bool // --config or CONTRACTFLOW_CONFIG_DIR named the folder
+	help      bool
+	rest      []string
+}
+
+// parseGlobal takes --config DIR and the help flags from anywhere on the
+// command line, so `contractflow serve --config DIR` works as well as
+// `contractflow --config DIR serve`; everything else is left for the
+// command. A flag before the command that is not global is an error.
+func parseGlobal(args []string) (globalArgs, error) {
+	g := globalArgs{configDir: "config"}
+	if v := os.Getenv("CONTRACTFLOW_CONFIG_DIR"); v != "" {
+		g.configDir, g.explicit = v, true
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			g.rest = append(g.rest, args[i+1:]...)
+			break
+		}
+		switch {
+		case a == "-h" || a == "--help" || a == "-help" || (a == "help" && len(g.rest) == 0):
+			g.help = true
+		case a == "--config" || a == "-config":
+			if i+1 >= len(args) {
+				return g, fmt.Errorf("flag %s needs a folder", a)
+			}
+			g.configDir, g.explicit = args[i+1], true
+			i++
+		case strings.HasPrefix(a, "--config=") || strings.HasPrefix(a, "-config="):
+			g.configDir, g.explicit = a[strings.IndexByte(a, '=')+1:], true
+		case strings.HasPrefix(a, "-") && len(g.rest) == 0:
+			return g, fmt.Errorf("flag provided but not defined: %s", a)
+		default:
+			g.rest = append(g.rest, a)
+		}
+	}
+	return g, nil
+}
+
+// Main runs the command line and returns the process exit code: 0 on
+// success (help included), 1 when the command fails, 2 for a command line
+// it does not understand.
 func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("contractflow", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configDir := fs.String("config", envOr("CONTRACTFLOW_CONFIG_DIR", "config"), "configuration folder")
-	fs.Usage = func() { fmt.Fprintf(stderr, usage, moduleUsage()) }
-	if err := fs.Parse(args); err != nil {
+	printUsage := func(w io.Writer) { fmt.Fprintf(w, usage, moduleUsage()) }
+	g, err := parseGlobal(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "contractflow:", err)
+		printUsage(stderr)
 		return 2
 	}
-	rest := fs.Args()
+	if g.help {
+		printUsage(stdout)
+		return 0
+	}
+	if g.explicit {
+		if st, err := os.Stat(g.configDir); err != nil || !st.IsDir() {
+			fmt.Fprintf(stderr, "contractflow: --config %s: the configuration folder does not exist (give an existing folder, or leave --config out to use the built-in defaults)\n", g.configDir)
+			return 1
+		}
+	}
+	rest := g.rest
 	if len(rest) == 0 {
 		rest = []string{"serve"}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := Run(ctx, kernel.Options{ConfigDir: *configDir, Version: buildinfo.Version}, rest, stdout)
+	err = Run(ctx, kernel.Options{ConfigDir: g.configDir, Version: buildinfo.Read().Version}, rest, stdout)
 	switch {
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "contractflow: unknown command %q\n", strings.Join(rest, " "))
-		fs.Usage()
+		printUsage(stderr)
 		return 2
 	case err != nil:
 		fmt.Fprintln(stderr, "contractflow:", err)
@@ -62,10 +124,31 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // Run executes one command with the given kernel options.
 func Run(ctx context.Context, opts kernel.Options, args []string, out io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "health":
+			return health(ctx, opts, args[1:], out)
+		case "backup":
+			return backupCommand(ctx, opts, args[1:], out)
+		case "restore":
+			return restoreCommand(opts, args[1:], out)
+		}
+	}
 	switch strings.Join(args, " ") {
 	case "version":
-		fmt.Fprintf(out, "contractflow %s (%s)\n", buildinfo.Version, buildinfo.Commit())
+		fmt.Fprintln(out, buildinfo.Read())
 		return nil
+	case "config":
+		cfg, err := kernel.LoadConfig(opts)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+		for _, s := range cfg.Settings() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, s.Value, s.Source)
+		}
+		return tw.Flush()
 	case "serve":
 		k, err := kernel.New(opts)
 		if err != nil {
@@ -158,11 +241,4 @@ func moduleUsage() string {
 		}
 	}
 	return b.String()
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,6 +277,60 @@ func nonNil(s []string) []string {
 	return s
 }
 
+func TestConfigCommand(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("http:\n  address: \":9123\"\n"), 0o600))
+	e := newEnv(t, "sqlite")
+	opts := kernel.Options{ConfigDir: dir, Environ: []string{"CONTRACTFLOW_JWT_SECRET=" + strings.Repeat("s3cr3t", 8)},
+		Modules: e.opts(nil).Modules}
+	var out bytes.Buffer
+	require.NoError(t, cli.Run(context.Background(), opts, []string{"config"}, &out))
+	lines := map[string][]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines[f[0]] = f[1:]
+		}
+	}
+	assert.Equal(t, []string{"VALUE", "SOURCE"}, lines["KEY"])
+	assert.Equal(t, []string{":9123", "file", filepath.Join(dir, "config.yaml") + ":2"}, lines["http.address"])
+	assert.Equal(t, []string{"******", "variable", "CONTRACTFLOW_JWT_SECRET"}, lines["jwt.secret"])
+	assert.Equal(t, []string{"300", "default"}, lines["ratelimit.globalperminute"])
+	assert.Equal(t, []string{"true", "default"}, lines["modules.gadgets.enabled"])
+	assert.NotContains(t, out.String(), "s3cr3t")
+}
+
+func TestHealthCommand(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		wantErr string
+	}{
+		{name: "ready", status: 200},
+		{name: "not ready", status: 503, wantErr: "503"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				assert.Equal(t, "/health/ready", r.URL.Path)
+				w.WriteHeader(tc.status)
+			}))
+			defer srv.Close()
+			e := newEnv(t, "sqlite")
+			addr := strings.TrimPrefix(srv.URL, "http://")
+			var out bytes.Buffer
+			// No --url: the probe goes to the configured http.address.
+			err := cli.Run(context.Background(), e.opts(map[string]any{"http.address": addr}), []string{"health"}, &out)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Contains(t, out.String(), "ready")
+		})
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
 	tests := []struct {
 		name string
@@ -328,6 +384,18 @@ func TestMainExitCodes(t *testing.T) {
 		{name: "failing command", args: []string{"--config", bad, "migrate", "status"}, wantCode: 1,
 			wantErrOut: []string{"contractflow:", "htp"}},
 		{name: "migrate status", args: []string{"--config", dir, "migrate", "status"}, wantCode: 0, wantOut: "MODULE"},
+		{name: "flags after the command", args: []string{"migrate", "status", "--config", dir}, wantCode: 0, wantOut: "MODULE"},
+		{name: "--config=DIR after the command", args: []string{"version", "--config=" + dir}, wantCode: 0, wantOut: "contractflow "},
+		{name: "help", args: []string{"help"}, wantCode: 0, wantOut: "Usage: contractflow"},
+		{name: "-h", args: []string{"-h"}, wantCode: 0, wantOut: "Usage: contractflow"},
+		{name: "--help", args: []string{"--help"}, wantCode: 0, wantOut: "Usage: contractflow"},
+		{name: "--help after a command", args: []string{"serve", "--help"}, wantCode: 0, wantOut: "Usage: contractflow"},
+		{name: "missing config folder", args: []string{"serve", "--config", filepath.Join(dir, "nope")}, wantCode: 1,
+			wantErrOut: []string{"--config", "nope", "does not exist"}},
+		{name: "--config without a folder", args: []string{"serve", "--config"}, wantCode: 2, wantErrOut: []string{"needs a folder"}},
+		{name: "config prints each value's source", args: []string{"config", "--config", dir}, wantCode: 0, wantOut: "KEY"},
+		{name: "health of a service that is not running", args: []string{"health", "--url", "http://127.0.0.1:1/health/ready"}, wantCode: 1,
+			wantErrOut: []string{"health:", "127.0.0.1:1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

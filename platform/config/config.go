@@ -90,6 +90,8 @@ type Config struct {
 		Address string `mapstructure:"address"`
 	} `mapstructure:"metrics"`
 	Modules map[string]ModuleToggle `mapstructure:"modules"`
+
+	settings []Setting // the effective configuration with its sources
 }
 
 // ModuleToggle is the per-module switch under modules.<name>.
@@ -146,7 +148,31 @@ type Options struct {
 // DefaultJWTSecret is refused in production.
 const DefaultJWTSecret = "contractflow-development-secret-change-me"
 
-// Load reads, merges, decodes and validates the configuration.
+// ExampleJWTSecret is config/config.example.yaml's secret, refused in
+// production: copying the example must not give a known key.
+const ExampleJWTSecret = "at-least-32-bytes-of-random-secret-material"
+
+// PublishedDatabasePasswords are the database passwords written in this
+// repository (docker-compose.yml's former default, config.example.yaml's),
+// refused in production.
+var PublishedDatabasePasswords = []string{"contractflow", "secret"}
+
+// dsnPasswordOf finds the password of a Postgres DSN, URL or key=value.
+func dsnPasswordOf(dsn string) (string, bool) {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.User.Password()
+	}
+	for _, f := range strings.Fields(dsn) {
+		if k, v, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
+			return strings.Trim(v, "'"), true
+		}
+	}
+	return "", false
+}
+
+// Load reads, merges, decodes and validates the configuration. Every error
+// names the key and where its value came from (file and line, or variable),
+// and for an unknown key the nearest known one.
 func Load(opts Options) (*Config, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
@@ -166,45 +192,59 @@ func Load(opts Options) (*Config, error) {
 	for _, m := range opts.Modules {
 		v.SetDefault("modules."+strings.ToLower(m)+".enabled", true)
 	}
+	prov := newProvenance(v.AllKeys())
 
 	environ := opts.Environ
 	if environ == nil {
 		environ = os.Environ()
 	}
 	env := lookup(environ, EnvPrefix+"APP_ENV")
-	if err := mergeFile(v, opts.Dir, "config.yaml"); err != nil {
+	if err := mergeFile(v, prov, opts.Dir, "config.yaml"); err != nil {
 		return nil, err
 	}
 	if env == "" {
 		env = v.GetString("app.env")
 	}
-	if err := mergeFile(v, opts.Dir, "config."+env+".yaml"); err != nil {
+	if err := mergeFile(v, prov, opts.Dir, "config."+env+".yaml"); err != nil {
 		return nil, err
 	}
-	if err := applyEnv(v, environ); err != nil {
+	if err := applyEnv(v, prov, environ); err != nil {
 		return nil, err
 	}
 	for k, val := range opts.Set {
 		v.Set(k, val)
+		prov.sources[strings.ToLower(k)] = Source{Origin: FromOverride}
 	}
 
 	all := v.AllSettings()
 	for key, ptr := range opts.Sections {
 		sub, _ := all[strings.ToLower(key)].(map[string]any)
-		if err := decode(sub, ptr, key+"."); err != nil {
+		if err := decode(sub, ptr, key+".", prov); err != nil {
 			return nil, err
 		}
 		delete(all, strings.ToLower(key))
 	}
 	cfg := &Config{}
-	if err := decode(all, cfg, ""); err != nil {
+	if err := decode(all, cfg, "", prov); err != nil {
 		return nil, err
 	}
-	if err := cfg.validate(opts.Modules); err != nil {
+	if err := cfg.validate(opts.Modules, prov); err != nil {
 		return nil, err
 	}
+	for _, k := range v.AllKeys() {
+		src, ok := prov.sources[k]
+		if !ok {
+			src = Source{Origin: FromDefault}
+		}
+		cfg.settings = append(cfg.settings, Setting{Key: k, Value: maskValue(k, v.Get(k)), Source: src})
+	}
+	slices.SortFunc(cfg.settings, func(a, b Setting) int { return strings.Compare(a.Key, b.Key) })
 	return cfg, nil
 }
+
+// Settings lists every key of the effective configuration with its value
+// (secrets masked) and where the value came from, sorted by key.
+func (c *Config) Settings() []Setting { return slices.Clone(c.settings) }
 
 func lookup(environ []string, name string) string {
 	for _, kv := range environ {
@@ -215,7 +255,7 @@ func lookup(environ []string, name string) string {
 	return ""
 }
 
-func mergeFile(v *viper.Viper, dir, name string) error {
+func mergeFile(v *viper.Viper, prov *provenance, dir, name string) error {
 	if dir == "" {
 		return nil
 	}
@@ -230,41 +270,57 @@ func mergeFile(v *viper.Viper, dir, name string) error {
 	if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	return nil
+	return prov.addFile(path, data)
+}
+
+// ReservedVariables are CONTRACTFLOW_ variables that name no key and are
+// still allowed: the configuration folder, and CONTRACTFLOW_TEST_* for the
+// test suite.
+func reservedVariable(name string) bool {
+	return name == EnvPrefix+"CONFIG_DIR" || strings.HasPrefix(name, EnvPrefix+"TEST_")
 }
 
 // applyEnv maps CONTRACTFLOW_A_B to key a.b. Keys are camelCase without
-// underscores, so the mapping is unambiguous. Variables naming no known key
-// are ignored (the test DSN and the config directory live there too), except
-// under modules, where an unknown module name is an error.
-func applyEnv(v *viper.Viper, environ []string) error {
+// underscores, so the mapping is unambiguous. A variable that names no key
+// is an error naming the nearest known key's variable (a typo would
+// otherwise be silently ignored); reserved variables aside.
+func applyEnv(v *viper.Viper, prov *provenance, environ []string) error {
 	known := map[string]bool{}
-	for _, k := range v.AllKeys() {
+	for _, k := range prov.known {
 		known[k] = true
 	}
+	var errs []error
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+		if !ok || !strings.HasPrefix(name, EnvPrefix) || reservedVariable(name) {
 			continue
 		}
 		key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "_", "."))
 		switch {
 		case known[key]:
 			v.Set(key, val)
-		case strings.HasPrefix(key, "modules."):
-			return fmt.Errorf("config: %s names unknown module %q", name, strings.Split(key, ".")[1])
+			prov.sources[key] = Source{Origin: FromVariable, Variable: name}
+		case strings.HasPrefix(key, "modules.") && strings.Count(key, ".") == 2 && strings.HasSuffix(key, ".enabled"):
+			errs = append(errs, fmt.Errorf("config: %s names unknown module %q", name, strings.Split(key, ".")[1]))
+		default:
+			prov.sources[key] = Source{Origin: FromVariable, Variable: name}
+			errs = append(errs, prov.unknownKey(key))
 		}
 	}
-	return nil
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
 }
 
-func decode(input map[string]any, out any, prefix string) error {
+// decode fills out from input. Unknown keys and values of the wrong type
+// are errors that say where they were set.
+func decode(input map[string]any, out any, prefix string, prov *provenance) error {
+	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		Result:           out,
 		WeaklyTypedInput: true,
-		ErrorUnused:      true,
+		Metadata:         &md,
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(
-			mapstructure.StringToTimeDurationHookFunc(),
+			durationHook,
 			commaListHook,
 			yamlDateHook,
 		),
@@ -272,13 +328,15 @@ func decode(input map[string]any, out any, prefix string) error {
 	if err != nil {
 		return err
 	}
+	var errs []error
 	if err := dec.Decode(input); err != nil {
-		if prefix == "" {
-			return fmt.Errorf("config: %w", err)
-		}
-		return fmt.Errorf("config section %s: %w", strings.TrimSuffix(prefix, "."), err)
+		errs = append(errs, prov.decodeErrors(err, prefix))
 	}
-	return nil
+	slices.Sort(md.Unused)
+	for _, k := range md.Unused {
+		errs = append(errs, prov.unknownKey(prefix+k))
+	}
+	return errors.Join(errs...)
 }
 
 // commaListHook turns a comma-separated string (how an environment variable
@@ -313,10 +371,10 @@ func yamlDateHook(from, to reflect.Type, data any) (any, error) {
 	return t.Format(time.RFC3339Nano), nil
 }
 
-func (c *Config) validate(modules []string) error {
+func (c *Config) validate(modules []string, prov *provenance) error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("config key %s: "+format, append([]any{key}, args...)...))
+		errs = append(errs, fmt.Errorf("config key %s%s: "+format, append([]any{key, prov.where(key)}, args...)...))
 	}
 	if c.App.Env != "development" && c.App.Env != "production" {
 		bad("app.env", "must be development or production, got %q", c.App.Env)
@@ -388,8 +446,17 @@ func (c *Config) validate(modules []string) error {
 	}); err != nil {
 		errs = append(errs, err)
 	}
-	if c.IsProduction() && (c.JWT.Secret == DefaultJWTSecret || len(c.JWT.Secret) < 32) {
-		bad("jwt.secret", "production needs a secret of at least 32 bytes that is not the default")
+	if c.IsProduction() {
+		switch {
+		case c.JWT.Secret == DefaultJWTSecret || c.JWT.Secret == ExampleJWTSecret:
+			bad("jwt.secret", "production refuses the published default/example secret; set CONTRACTFLOW_JWT_SECRET to at least 32 random bytes, e.g. $(openssl rand -hex 32)")
+		case len(c.JWT.Secret) < 32:
+			bad("jwt.secret", "production needs at least 32 bytes, got %d; set CONTRACTFLOW_JWT_SECRET to e.g. $(openssl rand -hex 32)", len(c.JWT.Secret))
+		}
+		if pw, ok := dsnPasswordOf(c.Database.DSN); ok && slices.Contains(PublishedDatabasePasswords, pw) {
+			bad("database.dsn", "production refuses the database password %q published in docker-compose.yml and config.example.yaml; "+
+				"give the database its own password (POSTGRES_PASSWORD with the compose file) and put it in CONTRACTFLOW_DATABASE_DSN", pw)
+		}
 	}
 	if c.JWT.AccessTokenMinutes < 1 {
 		bad("jwt.accessTokenMinutes", "must be at least 1")

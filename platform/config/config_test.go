@@ -479,6 +479,7 @@ func TestLoadJWTSecretInProduction(t *testing.T) {
 		{name: "production refuses empty", env: "production", secret: "", wantErr: true},
 		{name: "production accepts 32 bytes", env: "production", secret: strings.Repeat("s", 32)},
 		{name: "production accepts 64 bytes", env: "production", secret: strings.Repeat("s", 64)},
+		{name: "production refuses the example", env: "production", secret: config.ExampleJWTSecret, wantErr: true},
 		{name: "development accepts the default", env: "development", secret: config.DefaultJWTSecret},
 	}
 	for _, tc := range tests {
@@ -488,6 +489,7 @@ func TestLoadJWTSecretInProduction(t *testing.T) {
 			if tc.wantErr {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "jwt.secret")
+				assert.Contains(t, err.Error(), "set CONTRACTFLOW_JWT_SECRET", "says what to set")
 				return
 			}
 			require.NoError(t, err)
@@ -588,7 +590,6 @@ func TestLoadIgnoresUnrelatedVariables(t *testing.T) {
 	}{
 		{name: "test DSN", environ: []string{"CONTRACTFLOW_TEST_POSTGRES_DSN=postgres://x@y/z"}},
 		{name: "config folder", environ: []string{"CONTRACTFLOW_CONFIG_DIR=/etc/contractflow"}},
-		{name: "unknown key of a known section", environ: []string{"CONTRACTFLOW_HTTP_NOPE=1"}},
 		{name: "other prefixes", environ: []string{"HTTP_ADDRESS=:1", "contractflow_http_address=:2", "PATH=/bin"}},
 		{name: "malformed entry", environ: []string{"CONTRACTFLOW_HTTP_ADDRESS"}},
 	}
@@ -615,6 +616,111 @@ func TestLoadFileErrors(t *testing.T) {
 			_, err := config.Load(config.Options{Dir: writeDir(t, tc.files), Environ: []string{}})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestLoadMistakesAreLoud checks that each configuration mistake is an
+// error naming the variable or the file and line, the key, the nearest
+// known key and what the key expects.
+func TestLoadMistakesAreLoud(t *testing.T) {
+	tests := []struct {
+		name     string
+		files    map[string]string
+		environ  []string
+		wantText []string
+	}{
+		{name: "misspelt variable", environ: []string{"CONTRACTFLOW_SERVR_PORT=9999"},
+			wantText: []string{"CONTRACTFLOW_SERVR_PORT", "names no configuration key"}},
+		{name: "misspelt variable of a known section", environ: []string{"CONTRACTFLOW_HTTP_ADRESS=:1"},
+			wantText: []string{"CONTRACTFLOW_HTTP_ADRESS", "did you mean CONTRACTFLOW_HTTP_ADDRESS (key http.address)?"}},
+		{name: "unknown key in a file names file, line and nearest key",
+			files:    map[string]string{"config.yaml": "app:\n  env: development\nhttp:\n  address: \":1\"\n  adress: \":2\"\n"},
+			wantText: []string{"unknown key http.adress", "config.yaml:5", "did you mean http.address?"}},
+		{name: "unknown section in the environment file",
+			files:    map[string]string{"config.development.yaml": "\ndatabse:\n  driver: sqlite\n"},
+			wantText: []string{"unknown key databse", "config.development.yaml:2", "did you mean database"}},
+		{name: "wrong type in a file names file, line, key and expectation",
+			files:    map[string]string{"config.yaml": "http:\n  maxBodyBytes: lots\n"},
+			wantText: []string{"http.maxBodyBytes", "config.yaml:2", "expected a whole number", "lots"}},
+		{name: "wrong duration in a variable",
+			environ:  []string{"CONTRACTFLOW_HTTP_SHUTDOWNTIMEOUT=soon"},
+			wantText: []string{"http.shutdownTimeout", "variable CONTRACTFLOW_HTTP_SHUTDOWNTIMEOUT", "soon"}},
+		{name: "wrong boolean in a variable",
+			environ:  []string{"CONTRACTFLOW_RATELIMIT_ENABLED=maybe"},
+			wantText: []string{"rateLimit.enabled", "CONTRACTFLOW_RATELIMIT_ENABLED", "true or false"}},
+		{name: "invalid value in a file names file and line",
+			files:    map[string]string{"config.yaml": "database:\n  driver: oracle\n"},
+			wantText: []string{"database.driver", "config.yaml:2", "must be sqlite or postgres", "oracle"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Load(config.Options{Dir: writeDir(t, tc.files), Environ: append([]string{}, tc.environ...)})
+			require.Error(t, err)
+			for _, s := range tc.wantText {
+				assert.Contains(t, err.Error(), s)
+			}
+		})
+	}
+}
+
+func TestLoadReservedVariables(t *testing.T) {
+	cfg, err := config.Load(config.Options{Environ: []string{
+		"CONTRACTFLOW_TEST_ANYTHING=1", "CONTRACTFLOW_CONFIG_DIR=/etc/contractflow",
+		"CONTRACTFLOW_ALLOWEDORIGINS=https://a.example.com, https://b.example.com",
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://a.example.com", "https://b.example.com"}, cfg.AllowedOrigins, "list keys split on commas")
+}
+
+func TestSettingsSourcesAndMasking(t *testing.T) {
+	dir := writeDir(t, map[string]string{"config.yaml": "http:\n  address: \":9000\"\ndatabase:\n  driver: postgres\n  dsn: postgres://cf:hunter2@db:5432/cf\n"})
+	cfg, err := config.Load(config.Options{Dir: dir, Environ: []string{"CONTRACTFLOW_JWT_SECRET=0123456789abcdef0123456789abcdef"}})
+	require.NoError(t, err)
+	got := map[string]config.Setting{}
+	for _, s := range cfg.Settings() {
+		got[s.Key] = s
+	}
+	assert.Equal(t, config.FromDefault, got["rateLimit.globalperminute"].Source.Origin+got["ratelimit.globalperminute"].Source.Origin)
+	assert.Equal(t, "300", got["ratelimit.globalperminute"].Value)
+	assert.Equal(t, ":9000", got["http.address"].Value)
+	assert.Equal(t, "file "+filepath.Join(dir, "config.yaml")+":2", got["http.address"].Source.String())
+	assert.Equal(t, "variable CONTRACTFLOW_JWT_SECRET", got["jwt.secret"].Source.String())
+	assert.Equal(t, "******", got["jwt.secret"].Value)
+	assert.Equal(t, "******", got["seed.adminpassword"].Value)
+	assert.Equal(t, "postgres://cf:******@db:5432/cf", got["database.dsn"].Value)
+	for _, s := range cfg.Settings() {
+		assert.NotContains(t, s.Value, "hunter2")
+		assert.NotContains(t, s.Value, "0123456789abcdef")
+	}
+}
+
+func TestLoadProductionRefusesPublishedDatabasePasswords(t *testing.T) {
+	secret := "CONTRACTFLOW_JWT_SECRET=" + strings.Repeat("k", 40)
+	tests := []struct {
+		name    string
+		env     string
+		dsn     string
+		wantErr bool
+	}{
+		{name: "compose file's default in a URL", env: "production", dsn: "postgres://contractflow:contractflow@db:5432/contractflow?sslmode=disable", wantErr: true},
+		{name: "example's password", env: "production", dsn: "postgres://contractflow:secret@db:5432/contractflow", wantErr: true},
+		{name: "key=value form", env: "production", dsn: "host=db user=contractflow password=contractflow dbname=cf", wantErr: true},
+		{name: "own password", env: "production", dsn: "postgres://contractflow:Xk29-long-random@db:5432/contractflow"},
+		{name: "development accepts it", env: "development", dsn: "postgres://contractflow:contractflow@db:5432/contractflow"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Load(config.Options{Environ: []string{"CONTRACTFLOW_APP_ENV=" + tc.env, secret,
+				"CONTRACTFLOW_DATABASE_DRIVER=postgres", "CONTRACTFLOW_DATABASE_DSN=" + tc.dsn}})
+			if !tc.wantErr {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "database.dsn")
+			assert.Contains(t, err.Error(), "CONTRACTFLOW_DATABASE_DSN", "says what to set")
+			assert.NotContains(t, err.Error(), "Xk29")
 		})
 	}
 }

@@ -112,6 +112,11 @@ func (k *Kernel) buildHTTP() error {
 		WriteTimeout: cfg.HTTP.WriteTimeout,
 		IdleTimeout:  2 * time.Minute,
 	})
+	f.Use(func(c *fiber.Ctx) error {
+		k.inFlight.Add(1)
+		defer k.inFlight.Add(-1)
+		return c.Next()
+	})
 	f.Use(httpx.RequestIDMiddleware())
 	f.Use(httpx.SecurityHeaders(cfg.IsProduction()))
 	f.Use(httpx.AccessLog(log, clientIP))

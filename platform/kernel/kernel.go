@@ -7,9 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -39,24 +44,31 @@ type Options struct {
 
 // Kernel is one running instance of the service.
 type Kernel struct {
-	opts    Options
-	app     *App            // the kernel's own view
-	views   map[string]*App // each enabled module's view, by name
-	all     []Module        // every compiled-in module, in dependency order
-	enabled []Module        // the enabled ones, in dependency order
-	rotator *logging.Rotator
-	sched   *scheduler.Scheduler
-	http    *fiber.App
-	routes  []routeEntry
-	rlStore *ratelimit.SQLStore
-	addr    chan string // receives the bound address once Serve listens
+	opts     Options
+	app      *App            // the kernel's own view
+	views    map[string]*App // each enabled module's view, by name
+	all      []Module        // every compiled-in module, in dependency order
+	enabled  []Module        // the enabled ones, in dependency order
+	rotator  *logging.Rotator
+	sched    *scheduler.Scheduler
+	http     *fiber.App
+	routes   []routeEntry
+	rlStore  *ratelimit.SQLStore
+	addr     chan string  // receives the bound address once Serve listens
+	inFlight atomic.Int64 // requests being served, for the shutdown log
 
 	provisioned []Module
 }
 
-// New loads the configuration, resolves the modules and opens the database.
-// Nothing is migrated or started yet.
-func New(opts Options) (*Kernel, error) {
+// LoadConfig loads the configuration the kernel would run with, modules'
+// sections included, without opening anything: `contractflow config` and
+// `contractflow health` read it.
+func LoadConfig(opts Options) (*config.Config, error) {
+	_, cfg, err := loadConfig(opts)
+	return cfg, err
+}
+
+func loadConfig(opts Options) ([]Module, *config.Config, error) {
 	factories := opts.Modules
 	if factories == nil {
 		factories = Registered()
@@ -70,14 +82,24 @@ func New(opts Options) (*Kernel, error) {
 	}
 	sections, err := configSections(all)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkMenus(all); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, err := config.Load(config.Options{
 		Dir: opts.ConfigDir, Environ: opts.Environ, Modules: names, Sections: sections, Set: opts.Set,
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return all, cfg, nil
+}
+
+// New loads the configuration, resolves the modules and opens the database.
+// Nothing is migrated or started yet.
+func New(opts Options) (*Kernel, error) {
+	all, cfg, err := loadConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +127,8 @@ func New(opts Options) (*Kernel, error) {
 	if clk == nil {
 		clk = clock.System{}
 	}
+	dbWhere, dbExisted := describeDatabase(cfg.Database.Driver, cfg.Database.DSN)
+	opened := time.Now()
 	database, err := db.Open(db.Config{
 		Driver: cfg.Database.Driver, DSN: cfg.Database.DSN, MaxOpenConns: cfg.Database.MaxOpenConns, Logger: log,
 	})
@@ -113,6 +137,14 @@ func New(opts Options) (*Kernel, error) {
 			_ = rotator.Close()
 		}
 		return nil, err
+	}
+	switch {
+	case cfg.Database.Driver != "sqlite":
+		log.Info("database opened", "driver", cfg.Database.Driver, "at", dbWhere, "took", time.Since(opened))
+	case dbExisted:
+		log.Info("database opened", "driver", "sqlite", "file", dbWhere, "took", time.Since(opened))
+	default:
+		log.Info("database created", "driver", "sqlite", "file", dbWhere, "took", time.Since(opened))
 	}
 	k := &Kernel{
 		opts:    opts,
@@ -215,14 +247,33 @@ func (k *Kernel) Seed(ctx context.Context) error {
 // Start migrates, provisions, seeds and builds the HTTP handler, without
 // listening or starting jobs: what tests and Serve share.
 func (k *Kernel) Start(ctx context.Context) error {
-	if _, err := k.Migrate(ctx); err != nil {
+	log := k.app.Log
+	began := time.Now()
+	applied, err := k.Migrate(ctx)
+	if err != nil {
 		return err
+	}
+	if len(applied) == 0 {
+		log.Info("database schema up to date", "took", time.Since(began))
+	} else {
+		names := make([]string, len(applied))
+		for i, s := range applied {
+			names[i] = fmt.Sprintf("%s %04d %s", s.Module, s.Version, s.Name)
+		}
+		log.Info("migrations applied", "count", len(applied), "migrations", names, "took", time.Since(began))
 	}
 	if err := k.Provision(ctx); err != nil {
 		return err
 	}
+	began = time.Now()
+	before := k.tableCounts(ctx)
 	if err := k.Seed(ctx); err != nil {
 		return err
+	}
+	if created := seedDelta(before, k.tableCounts(ctx)); len(created) == 0 {
+		log.Info("seed created nothing new", "took", time.Since(began))
+	} else {
+		log.Info("seed created rows", "rows", created, "took", time.Since(began))
 	}
 	if err := k.buildHTTP(); err != nil {
 		return err
@@ -282,16 +333,26 @@ func (k *Kernel) Serve(ctx context.Context) error {
 	k.addr <- ln.Addr().String()
 	served := make(chan error, 1)
 	go func() { served <- k.http.Listener(ln) }()
-	k.app.Log.Info("contractflow started", "address", ln.Addr().String(), "modules", k.Enabled(),
-		"database", cfg.Database.Driver, "env", cfg.App.Env)
+	k.app.Log.Info("contractflow started", "listen", "http://"+ln.Addr().String(), "modules", k.Enabled(),
+		"database", cfg.Database.Driver, "env", cfg.App.Env, "jobs", len(k.Jobs()))
 
 	select {
 	case err = <-served: // the listener failed on its own
 	case <-ctx.Done():
-		k.app.Log.Info("shutting down", "timeout", cfg.HTTP.ShutdownTimeout)
+		began := time.Now()
+		k.app.Log.Info("shutting down: no new requests; waiting for in-flight ones",
+			"inFlight", k.inFlight.Load(), "upTo", cfg.HTTP.ShutdownTimeout)
 		err = k.http.ShutdownWithTimeout(cfg.HTTP.ShutdownTimeout)
+		if left := k.inFlight.Load(); left > 0 || err != nil {
+			k.app.Log.Warn("requests still running at the shutdown timeout were cut off", "requests", left, "err", err)
+		} else {
+			k.app.Log.Info("in-flight requests finished", "took", time.Since(began))
+		}
 	}
-	return errors.Join(err, k.Close(context.Background()))
+	began := time.Now()
+	err = errors.Join(err, k.Close(context.Background()))
+	k.app.Log.Info("stopped: background jobs finished, modules stopped, database closed", "took", time.Since(began))
+	return err
 }
 
 // Listening delivers the address Serve listens on, once it does.
@@ -301,7 +362,10 @@ func (k *Kernel) Listening() <-chan string { return k.addr }
 func (k *Kernel) Close(ctx context.Context) error {
 	var errs []error
 	if k.sched != nil {
+		began := time.Now()
+		k.app.Log.Info("waiting for running background jobs", "upTo", k.app.Config.HTTP.ShutdownTimeout)
 		errs = append(errs, k.sched.Stop())
+		k.app.Log.Info("background jobs stopped", "took", time.Since(began))
 		k.sched = nil
 	}
 	for _, m := range slices.Backward(k.provisioned) {
@@ -350,5 +414,65 @@ func (k *Kernel) Commands() []Command {
 			out = append(out, cp.Commands()...)
 		}
 	}
+	return out
+}
+
+// describeDatabase says where the database is, for the start-up log: the
+// absolute file of SQLite (and whether it existed before opening), or the
+// host and database of Postgres without the password.
+func describeDatabase(driver, dsn string) (where string, existed bool) {
+	if driver != "sqlite" {
+		if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+			return u.Host + u.Path, true
+		}
+		var parts []string
+		for _, f := range strings.Fields(dsn) {
+			if k, _, _ := strings.Cut(f, "="); k == "host" || k == "port" || k == "dbname" {
+				parts = append(parts, f)
+			}
+		}
+		return strings.Join(parts, " "), true
+	}
+	path := strings.TrimPrefix(dsn, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if path == ":memory:" || strings.Contains(dsn, "mode=memory") {
+		return "memory", false
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	_, err := os.Stat(path)
+	return path, err == nil
+}
+
+// tableCounts counts the rows of every table, so start-up can say what the
+// seed created without each module reporting it. Failures give no counts.
+func (k *Kernel) tableCounts(ctx context.Context) map[string]int64 {
+	conn := k.app.DB.Conn(ctx)
+	tables, err := conn.Migrator().GetTables()
+	if err != nil {
+		return nil
+	}
+	counts := make(map[string]int64, len(tables))
+	for _, t := range tables {
+		var n int64
+		if conn.Table(t).Count(&n).Error == nil {
+			counts[t] = n
+		}
+	}
+	return counts
+}
+
+// seedDelta lists the tables that gained rows, as "table +n", sorted.
+func seedDelta(before, after map[string]int64) []string {
+	var out []string
+	for t, n := range after {
+		if d := n - before[t]; d > 0 && before != nil {
+			out = append(out, fmt.Sprintf("%s +%d", t, d))
+		}
+	}
+	slices.Sort(out)
 	return out
 }

@@ -1,9 +1,10 @@
 package kernel_test
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -328,13 +329,34 @@ func TestReadyAnswers503WhenTheDatabaseIsGone(t *testing.T) {
 	})
 }
 
+// syncBuffer is a bytes.Buffer the server's goroutines may write to while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // Serve stops taking requests on cancel, lets the in-flight one finish,
 // stops the jobs and modules, and returns without error.
 func TestGracefulShutdown(t *testing.T) {
 	tm, mods := newTestModules(true)
 	set := testkit.Isolated(t, "sqlite")
 	set["http.address"] = "127.0.0.1:0"
-	k, err := kernel.New(kernel.Options{Modules: mods, Set: set, Environ: []string{}, LogOutput: io.Discard})
+	set["log.level"] = "info"
+	var logs syncBuffer
+	k, err := kernel.New(kernel.Options{Modules: mods, Set: set, Environ: []string{}, LogOutput: &logs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,6 +419,26 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if got := tm.rec.list(); !slices.Equal(got[len(got)-2:], []string{"stop audit", "stop widgets"}) {
 		t.Errorf("stop order %v, want dependents first", got)
+	}
+	// The log says what happened, in order, with readable durations and
+	// the request id on the request line.
+	out := logs.String()
+	last := -1
+	for _, want := range []string{"database created", "migrations applied", "seed created rows", "contractflow started",
+		"listen=http://" + addr, "shutting down", "inFlight=1", "upTo=15s", "in-flight requests finished",
+		"background jobs stopped", "stopped: background jobs finished"} {
+		i := strings.Index(out, want)
+		if i < 0 || i < last {
+			t.Errorf("log lacks %q after the previous line:\n%s", want, out)
+			continue
+		}
+		last = i
+	}
+	if !regexp.MustCompile(`(?m)took=[0-9.]+(µs|ms|s)$`).MatchString(out) {
+		t.Errorf("durations are not readable:\n%s", out)
+	}
+	if !regexp.MustCompile(`msg=request .*path=/api/widgets/slow .*requestId=\S+`).MatchString(out) {
+		t.Errorf("request log lacks the request id:\n%s", out)
 	}
 }
 

@@ -51,7 +51,7 @@ func newLogger(level string, production bool, dir string, maxAgeDays int, stdout
 	if stdout == nil {
 		stdout = os.Stdout
 	}
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: readableDurations}
 	if !production {
 		return slog.New(slog.NewTextHandler(stdout, opts)), nil, nil
 	}
@@ -63,6 +63,24 @@ func newLogger(level string, production bool, dir string, maxAgeDays int, stdout
 		return nil, nil, err
 	}
 	return slog.New(slog.NewJSONHandler(teeWriter{stdout, r.file}, opts)), r, nil
+}
+
+// readableDurations writes durations as "1.2s" or "15ms" in both handlers:
+// JSON would otherwise write nanoseconds, which nobody reads.
+func readableDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	switch {
+	case d >= time.Second:
+		d = d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		d = d.Round(100 * time.Microsecond)
+	default:
+		d = d.Round(time.Microsecond)
+	}
+	return slog.String(a.Key, d.String())
 }
 
 func parseLevel(s string) (slog.Level, error) {

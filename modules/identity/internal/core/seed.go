@@ -113,7 +113,7 @@ func (s *Service) warnDefaultAdminPassword(ctx context.Context, email string) {
 		return
 	}
 	if ok, _ := s.hasher.verify(DefaultAdminPassword, u.PasswordHash); ok {
-		s.log.Warn("the administrator still has the default password; change it now",
+		s.log.Error("the administrator still has the default password; change it now",
 			"email", u.Email, "hint", "POST /api/auth/change-password or contractflow user reset-password --email "+u.Email)
 	}
 }
