@@ -1,0 +1,211 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/paging"
+	"github.com/contractflow/contractflow/platform/search"
+)
+
+// store is the only code that touches the procurement tables.
+type store struct {
+	db      *db.DB
+	indexed bool // a trigram index serves search_text (SQLite with FTS5)
+}
+
+func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
+
+// live selects evaluations that are not deleted.
+func (s *store) live(ctx context.Context) *gorm.DB {
+	return s.conn(ctx).Model(&Evaluation{}).Where("purchase_evaluations.deleted_at IS NULL")
+}
+
+type listFilter struct {
+	Phase, Policy, ProjectID, Search string
+}
+
+func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilter, req paging.Request) ([]Evaluation, int64, error) {
+	cond, args := sc.Visible()
+	q := s.live(ctx).Where(cond, args...)
+	if f.Phase != "" {
+		q = q.Where("purchase_evaluations.phase = ?", f.Phase)
+	}
+	if f.Policy != "" {
+		q = q.Where("purchase_evaluations.policy = ?", f.Policy)
+	}
+	if f.ProjectID != "" {
+		q = q.Where("purchase_evaluations.project_id = ?", f.ProjectID)
+	}
+	for _, w := range search.Words(f.Search) {
+		q = search.Match(q, "purchase_evaluations", s.indexed, w)
+	}
+	return s.page(q, req)
+}
+
+// inbox lists the evaluations waiting in a phase the caller's roles see,
+// most urgent first.
+func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Evaluation, int64, error) {
+	cond, args := sc.Inbox()
+	q := s.live(ctx).Where(cond, args...)
+	req.Sort = []paging.Order{{Column: "purchase_evaluations.sla_deadline"}, {Column: "purchase_evaluations.id"}}
+	return s.page(q, req)
+}
+
+func (s *store) page(q *gorm.DB, req paging.Request) ([]Evaluation, int64, error) {
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	var rows []Evaluation
+	if total == 0 {
+		return rows, 0, nil
+	}
+	if err := db.Page(q, req).Find(&rows).Error; err != nil {
+		return nil, 0, err
+	}
+	return rows, total, nil
+}
+
+func (s *store) get(ctx context.Context, id string) (*Evaluation, error) {
+	var e Evaluation
+	if err := s.live(ctx).Where("id = ?", id).Take(&e).Error; err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+func (s *store) insert(ctx context.Context, v any) error { return s.conn(ctx).Create(v).Error }
+
+// update writes cols when the live row is still in phase (and at version,
+// when given), bumping its version; false means it moved, changed or went.
+// On Postgres the update holds the row lock to the end of the transaction,
+// which orders the writes to an evaluation with its moves.
+func (s *store) update(ctx context.Context, id, phase string, version *int, cols map[string]any) (bool, error) {
+	cols["version"] = gorm.Expr("version + 1")
+	q := s.live(ctx).Where("id = ? AND phase = ?", id, phase)
+	if version != nil {
+		q = q.Where("version = ?", *version)
+	}
+	res := q.Updates(cols)
+	return res.RowsAffected == 1, res.Error
+}
+
+// lock takes the live row's lock while it is in phase, changing nothing,
+// so that what the caller reads next stays as it is until it commits.
+func (s *store) lock(ctx context.Context, id, phase string) (bool, error) {
+	res := s.conn(ctx).Exec(`UPDATE purchase_evaluations SET version = version WHERE id = ? AND phase = ? AND deleted_at IS NULL`, id, phase)
+	return res.RowsAffected == 1, res.Error
+}
+
+// claimContract reserves the approved evaluation for one contract: of
+// concurrent claims one succeeds, the others wait for it and find the
+// contract set (or, while it is being created, the row locked).
+func (s *store) claimContract(ctx context.Context, id string) (bool, error) {
+	res := s.conn(ctx).Exec(`UPDATE purchase_evaluations SET version = version + 1 WHERE id = ? AND phase = ? AND contract_id IS NULL AND deleted_at IS NULL`, id, DaDuyet)
+	return res.RowsAffected == 1, res.Error
+}
+
+func (s *store) setContract(ctx context.Context, id, contractID, by string, at time.Time) error {
+	return s.conn(ctx).Exec(`UPDATE purchase_evaluations SET contract_id = ?, updated_at = ?, updated_by = ? WHERE id = ? AND contract_id IS NULL`,
+		contractID, at, by, id).Error
+}
+
+func (s *store) quotations(ctx context.Context, evaluationID string) ([]Quotation, error) {
+	var rows []Quotation
+	err := s.conn(ctx).Where("evaluation_id = ?", evaluationID).Order("amount, created_at, id").Find(&rows).Error
+	return rows, err
+}
+
+func (s *store) quotation(ctx context.Context, evaluationID, id string) (*Quotation, error) {
+	var q Quotation
+	if err := s.conn(ctx).Where("evaluation_id = ? AND id = ?", evaluationID, id).Take(&q).Error; err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+func (s *store) updateQuotation(ctx context.Context, q *Quotation) error {
+	return s.conn(ctx).Model(&Quotation{}).Where("id = ?", q.ID).Updates(map[string]any{"supplier_id": q.SupplierID,
+		"amount": q.Amount, "delivery_days": q.DeliveryDays, "warranty_months": q.WarrantyMonths, "notes": q.Notes,
+		"updated_at": q.UpdatedAt, "updated_by": q.UpdatedBy}).Error
+}
+
+func (s *store) deleteQuotation(ctx context.Context, id string) error {
+	return s.conn(ctx).Where("id = ?", id).Delete(&Quotation{}).Error
+}
+
+func (s *store) history(ctx context.Context, id string) ([]History, error) {
+	var rows []History
+	err := s.conn(ctx).Where("evaluation_id = ?", id).Order("approved_at, id").Find(&rows).Error
+	return rows, err
+}
+
+func (s *store) opinions(ctx context.Context, id string) ([]Opinion, error) {
+	var rows []Opinion
+	err := s.conn(ctx).Where("evaluation_id = ?", id).Order("created_at, kind").Find(&rows).Error
+	return rows, err
+}
+
+// upsertOpinion saves the opinion of its kind, replacing the one before.
+func (s *store) upsertOpinion(ctx context.Context, o *Opinion) error {
+	return s.conn(ctx).Exec(`INSERT INTO pe_dept_opinions (id, evaluation_id, kind, verdict, comment, user_id, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (evaluation_id, kind) DO UPDATE SET verdict = excluded.verdict, comment = excluded.comment,
+			user_id = excluded.user_id, updated_at = excluded.updated_at`,
+		o.ID, o.EvaluationID, o.Kind, o.Verdict, o.Comment, o.UserID, o.CreatedAt, o.UpdatedAt).Error
+}
+
+// approvedWins counts the live approved evaluations whose winner names the
+// supplier, and when the latest was approved.
+func (s *store) approvedWins(ctx context.Context, supplierID string) (int64, *time.Time, error) {
+	q := func() *gorm.DB {
+		return s.live(ctx).Joins("JOIN purchase_evaluation_quotations q ON q.id = purchase_evaluations.selected_quotation_id").
+			Where("purchase_evaluations.phase = ? AND q.supplier_id = ?", DaDuyet, supplierID)
+	}
+	var n int64
+	if err := q().Count(&n).Error; err != nil || n == 0 {
+		return n, nil, err
+	}
+	var last []Evaluation
+	if err := q().Select("purchase_evaluations.approved_at").Where("purchase_evaluations.approved_at IS NOT NULL").
+		Order("purchase_evaluations.approved_at DESC").Limit(1).Find(&last).Error; err != nil {
+		return 0, nil, err
+	}
+	if len(last) == 0 {
+		return n, nil, nil
+	}
+	return n, last[0].ApprovedAt, nil
+}
+
+// referencing reports whether a live evaluation names the master-data
+// record: its project or department, or a supplier one of its quotations names.
+func (s *store) referencing(ctx context.Context, column, id string) (bool, error) {
+	var n int64
+	q := s.live(ctx)
+	if column == "supplier_id" {
+		q = q.Where("EXISTS (SELECT 1 FROM purchase_evaluation_quotations q WHERE q.evaluation_id = purchase_evaluations.id AND q.supplier_id = ?)", id)
+	} else {
+		q = q.Where(column+" = ?", id)
+	}
+	err := q.Limit(1).Count(&n).Error
+	return n > 0, err
+}
+
+// titled lists the titles among titles that an evaluation (live or
+// deleted) already has, for the idempotent demo seed.
+func (s *store) titled(ctx context.Context, titles []string) (map[string]bool, error) {
+	var found []string
+	if err := s.conn(ctx).Model(&Evaluation{}).Where("title IN ?", titles).Pluck("title", &found).Error; err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, t := range found {
+		out[t] = true
+	}
+	return out, nil
+}
