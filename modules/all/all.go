@@ -7,6 +7,7 @@ import (
 	_ "github.com/contractflow/contractflow/modules/forms"
 	_ "github.com/contractflow/contractflow/modules/identity"
 	_ "github.com/contractflow/contractflow/modules/masterdata"
+	_ "github.com/contractflow/contractflow/modules/procurement"
 	_ "github.com/contractflow/contractflow/modules/reports"
 	_ "github.com/contractflow/contractflow/modules/workflowdesigner"
 )
