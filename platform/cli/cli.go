@@ -25,6 +25,10 @@ Commands:
   migrate status     list migrations and when they were applied
   seed               apply migrations and run every enabled module's seed step
   config             print the effective configuration, each value's source, secrets masked
+  backup --to FILE   write one archive of the SQLite database and the stored files, with
+                     a checksum manifest, while the service runs
+  restore --from FILE --to DIR
+                     unpack a backup into a new, empty data folder (never a live one)
   health [--url URL] probe /health/ready of the configured http.address; exit 1 when not ready
   version            print the version, commit and build time
   help               print this help (also -h, --help)
