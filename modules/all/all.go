@@ -3,10 +3,12 @@
 package all
 
 import (
+	_ "github.com/contractflow/contractflow/modules/budget"
 	_ "github.com/contractflow/contractflow/modules/contracts"
 	_ "github.com/contractflow/contractflow/modules/forms"
 	_ "github.com/contractflow/contractflow/modules/identity"
 	_ "github.com/contractflow/contractflow/modules/masterdata"
+	_ "github.com/contractflow/contractflow/modules/notifications"
 	_ "github.com/contractflow/contractflow/modules/procurement"
 	_ "github.com/contractflow/contractflow/modules/reports"
 	_ "github.com/contractflow/contractflow/modules/workflowdesigner"

@@ -1,9 +1,11 @@
 package core
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/contractflow/contractflow/platform/money"
+	"github.com/contractflow/contractflow/platform/notify"
 )
 
 // Event topics the module publishes (past tense, DESIGN §10 names).
@@ -58,6 +60,21 @@ type Transitioned struct {
 
 func (Transitioned) Topic() string { return TopicTransitioned }
 
+// Notifications tell the new phase's inbox and the drafter, not the actor;
+// a move the system made (the SLA job) is contract.autoAdvanced.
+func (e Transitioned) Notifications() []notify.Draft {
+	d := notify.Draft{Kind: TopicTransitioned, Title: "Contract moved to " + e.To,
+		Body:       fmt.Sprintf("%q moved from %s to %s.", e.Title, e.From, e.To),
+		EntityType: KindName, EntityID: e.ContractID, UserIDs: []string{e.DrafterID}, Roles: e.InboxRoles}
+	if e.ActorID == nil {
+		d.Kind, d.Title = "contract.autoAdvanced", "Contract moved automatically to "+e.To
+		d.Body = fmt.Sprintf("The SLA of %s expired: %q moved on to %s.", e.From, e.Title, e.To)
+	} else {
+		d.ExceptUserID = *e.ActorID
+	}
+	return []notify.Draft{d}
+}
+
 // Deleted is published inside the transaction that soft-deletes a contract.
 type Deleted struct {
 	ContractID   string
@@ -70,9 +87,18 @@ func (Deleted) Topic() string { return TopicDeleted }
 // Commented is published when a comment is posted.
 type Commented struct {
 	ContractID, CommentID, AuthorID, DrafterID, Phase string
+	Title                                             string
+	InboxRoles                                        []string // roles that see the contract in Phase
 }
 
 func (Commented) Topic() string { return TopicCommented }
+
+// Notifications tell the drafter and the current phase's inbox, not the author.
+func (e Commented) Notifications() []notify.Draft {
+	return []notify.Draft{{Kind: TopicCommented, Title: "New comment on a contract",
+		Body: fmt.Sprintf("A comment was posted on %q in %s.", e.Title, e.Phase), EntityType: KindName, EntityID: e.ContractID,
+		UserIDs: []string{e.DrafterID}, Roles: e.InboxRoles, ExceptUserID: e.AuthorID}}
+}
 
 // SLAWarning is published once per phase, sla.warningHours before the deadline.
 type SLAWarning struct {
@@ -85,3 +111,10 @@ type SLAWarning struct {
 }
 
 func (SLAWarning) Topic() string { return TopicSLAWarning }
+
+// Notifications warn the phase's inbox and the drafter.
+func (e SLAWarning) Notifications() []notify.Draft {
+	return []notify.Draft{{Kind: TopicSLAWarning, Title: "Contract due soon",
+		Body:       fmt.Sprintf("%q must leave %s by %s.", e.Title, e.Phase, e.Deadline.UTC().Format(time.RFC3339)),
+		EntityType: KindName, EntityID: e.ContractID, UserIDs: []string{e.DrafterID}, Roles: e.InboxRoles}}
+}

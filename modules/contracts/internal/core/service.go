@@ -524,7 +524,7 @@ func (s *Service) Delete(ctx context.Context, p authn.Principal, id string) erro
 
 // AddComment posts to the thread, recording the current phase.
 func (s *Service) AddComment(ctx context.Context, p authn.Principal, id string, in CommentRequest) (CommentDTO, error) {
-	c, _, err := s.visible(ctx, p, id)
+	c, def, err := s.visible(ctx, p, id)
 	if err != nil {
 		return CommentDTO{}, err
 	}
@@ -538,7 +538,8 @@ func (s *Service) AddComment(ctx context.Context, p authn.Principal, id string, 
 		if err := s.store.insert(ctx, &cm); err != nil {
 			return err
 		}
-		return s.Bus.Publish(ctx, Commented{ContractID: c.ID, CommentID: cm.ID, AuthorID: p.UserID, DrafterID: c.DrafterID, Phase: c.Phase})
+		return s.Bus.Publish(ctx, Commented{ContractID: c.ID, CommentID: cm.ID, AuthorID: p.UserID, DrafterID: c.DrafterID, Phase: c.Phase,
+			Title: c.Title, InboxRoles: def.InboxRoles(c.Phase)})
 	})
 	if err != nil {
 		return CommentDTO{}, err

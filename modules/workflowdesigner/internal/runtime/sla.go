@@ -7,6 +7,7 @@ import (
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/platform/calendar"
+	"github.com/contractflow/contractflow/platform/notify"
 )
 
 // Config is the sla section of the configuration.
@@ -184,6 +185,13 @@ type SLABreached struct {
 
 // Topic is "<kind>.slaBreached".
 func (e SLABreached) Topic() string { return e.Kind + ".slaBreached" }
+
+// Notifications remind the phase's inbox and the document's owner.
+func (e SLABreached) Notifications() []notify.Draft {
+	return []notify.Draft{{Kind: e.Topic(), Title: "Overdue: " + e.Kind + " in " + e.Phase,
+		Body:       fmt.Sprintf("The SLA of %s expired at %s; the %s is still waiting.", e.Phase, e.Deadline.UTC().Format(time.RFC3339), e.Kind),
+		EntityType: e.Kind, EntityID: e.DocumentID, UserIDs: []string{e.OwnerID}, Roles: e.InboxRoles}}
+}
 
 // remind publishes one reminder per sla.reminderHours while doc stays
 // overdue; the compare-and-set on sla_reminded_at keeps it to one across
