@@ -1,7 +1,10 @@
 package reports_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -17,7 +20,24 @@ import (
 
 const exportPath = "/api/reports/contracts/export"
 
-var exportHeader = []string{"MaHopDong", "Title", "ContractType", "Supplier", "Project", "Value", "Phase", "SlaDeadline", "Drafter", "CreatedAt"}
+// exportColumns are DESIGN §9's ten columns, in order; exportHeader is how
+// the export heads them in the default business language (Vietnamese).
+var exportColumns = []string{"MaHopDong", "Title", "ContractType", "Supplier", "Project", "Value", "Phase", "SlaDeadline", "Drafter", "CreatedAt"}
+
+var exportHeader = []string{"Mã hợp đồng", "Tên hợp đồng", "Loại hợp đồng", "Nhà cung cấp", "Dự án", "Giá trị (VND)",
+	"Giai đoạn", "Hạn xử lý", "Người soạn thảo", "Ngày tạo"}
+
+// exportSheet is the sheet's name in Vietnamese.
+const exportSheet = "Hợp đồng"
+
+// phaseWords and typeWords are the Vietnamese words of the export (DESIGN §12).
+var phaseWords = map[string]string{"DangSoanThao": "Đang soạn thảo", "DangDamPhan": "Đang đàm phán", "DangGopY": "Đang góp ý",
+	"DangInKy": "Đang in ký", "DangKiemTraCCM": "Đang kiểm tra CCM", "DangTrinhKy": "Đang trình ký",
+	"DangDongDau": "Đang đóng dấu", "DaPhatHanh": "Đã phát hành", "TuChoi": "Từ chối"}
+
+var typeWords = map[string]string{"Subcontract": "Hợp đồng thầu phụ", "PieceWork": "Hợp đồng giao khoán", "Supply": "Hợp đồng cung cấp",
+	"Service": "Hợp đồng dịch vụ", "Purchase": "Hợp đồng mua bán", "FrameworkSupply": "Hợp đồng khung cung cấp",
+	"FrameworkSubcontract": "Hợp đồng khung thầu phụ"}
 
 // export downloads the export with query q and opens it.
 func export(t *testing.T, w *world, q url.Values) *excelize.File {
@@ -42,7 +62,7 @@ func export(t *testing.T, w *world, q url.Values) *excelize.File {
 // checking that the total row is the last one and sums exactly those rows.
 func dataRows(t *testing.T, f *excelize.File) [][]string {
 	t.Helper()
-	rows, err := f.GetRows("Contracts", excelize.Options{RawCellValue: true})
+	rows, err := f.GetRows(exportSheet, excelize.Options{RawCellValue: true})
 	if err != nil {
 		t.Fatalf("read rows: %v", err)
 	}
@@ -51,11 +71,11 @@ func dataRows(t *testing.T, f *excelize.File) [][]string {
 	}
 	n := len(rows) - 2
 	totalRow := n + 2
-	if got := rows[totalRow-1]; len(got) == 0 || got[0] != "Total" {
+	if got := rows[totalRow-1]; len(got) == 0 || got[0] != "Tổng cộng" {
 		t.Errorf("row %d is %q, want the total row", totalRow, got)
 	}
 	cell := fmt.Sprintf("F%d", totalRow)
-	formula, err := f.GetCellFormula("Contracts", cell)
+	formula, err := f.GetCellFormula(exportSheet, cell)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +86,7 @@ func dataRows(t *testing.T, f *excelize.File) [][]string {
 	} else {
 		// No data rows: SUM(F2:F1) would include the total cell itself (a
 		// circular reference), so the total is the number 0.
-		v, _ := f.GetCellValue("Contracts", cell, excelize.Options{RawCellValue: true})
+		v, _ := f.GetCellValue(exportSheet, cell, excelize.Options{RawCellValue: true})
 		if formula != "" || v != "0" {
 			t.Errorf("empty export total %s: formula %q value %q, want the number 0", cell, formula, v)
 		}
@@ -84,13 +104,14 @@ func dataRows(t *testing.T, f *excelize.File) [][]string {
 func wantRow(c *contract) []string {
 	project := ""
 	if c.Project != nil {
-		project = c.Project.Name
+		project = c.Project.Code + " — " + c.Project.Name
 	}
 	code := ""
 	if c.Detail.MaHopDong != nil {
 		code = *c.Detail.MaHopDong
 	}
-	return []string{code, c.Title, c.Type, c.Supplier.Name, project, c.Value, c.Detail.Phase, "sla", c.DrafterName, "created"}
+	return []string{code, c.Title, typeWords[c.Type], c.Supplier.Code + " — " + c.Supplier.Name, project, c.Value,
+		phaseWords[c.Detail.Phase], "sla", c.DrafterName, "created"}
 }
 
 // checkRows compares the export's rows with the contracts keys, in order.
@@ -106,7 +127,7 @@ func checkRows(t *testing.T, w *world, rows [][]string, keys []string) {
 	for i, k := range keys {
 		c, r := w.contracts[k], rows[i]
 		want := wantRow(c)
-		for col, name := range exportHeader {
+		for col, name := range exportColumns {
 			switch name {
 			case "Value":
 				g, err1 := strconv.ParseFloat(r[col], 64)
@@ -151,10 +172,10 @@ func TestExport(t *testing.T) {
 				t.Errorf("content disposition %q", cd)
 			}
 			f := openXLSX(t, r.Body)
-			if got := f.GetSheetList(); !slices.Equal(got, []string{"Contracts"}) {
-				t.Fatalf("sheets %v, want [Contracts]", got)
+			if got := f.GetSheetList(); !slices.Equal(got, []string{exportSheet}) {
+				t.Fatalf("sheets %v, want [%s]", got, exportSheet)
 			}
-			rows, err := f.GetRows("Contracts")
+			rows, err := f.GetRows(exportSheet)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +188,7 @@ func TestExport(t *testing.T) {
 					t.Errorf("header %s is not bold", cell)
 				}
 			}
-			panes, err := f.GetPanes("Contracts")
+			panes, err := f.GetPanes(exportSheet)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,12 +207,13 @@ func TestExport(t *testing.T) {
 			}
 			// Formatted values: thousands separators, local times.
 			k9 := slices.Index(all, "k9") + 2
-			if got, _ := f.GetCellValue("Contracts", fmt.Sprintf("F%d", k9)); got != "700,000" {
+			if got, _ := f.GetCellValue(exportSheet, fmt.Sprintf("F%d", k9)); got != "700,000" {
 				t.Errorf("k9 value shows %q, want 700,000", got)
 			}
-			if got, _ := f.GetCellValue("Contracts", fmt.Sprintf("J%d", k9)); got != "2026-11-01 00:00" {
-				t.Errorf("k9 (created 2026-10-31T17:00:00Z) shows %q, want local 2026-11-01 00:00", got)
+			if got, _ := f.GetCellValue(exportSheet, fmt.Sprintf("J%d", k9)); got != "01/11/2026 00:00" {
+				t.Errorf("k9 (created 2026-10-31T17:00:00Z) shows %q, want local 01/11/2026 00:00", got)
 			}
+			checkReportLayout(t, f, exportSheet, n, "Trang &P / &N")
 		})
 
 		t.Run("every live contract, oldest first", func(t *testing.T) {
@@ -268,7 +290,7 @@ func TestExportEmpty(t *testing.T) {
 		if rows := dataRows(t, f); len(rows) != 0 {
 			t.Errorf("rows %v, want none", rows)
 		}
-		if got, _ := f.GetRows("Contracts"); !slices.Equal(got[0], exportHeader) {
+		if got, _ := f.GetRows(exportSheet); !slices.Equal(got[0], exportHeader) {
 			t.Errorf("header %q", got[0])
 		}
 	})
@@ -336,7 +358,7 @@ func numFmt(t *testing.T, f *excelize.File, cell string) string {
 
 func style(t *testing.T, f *excelize.File, cell string) *excelize.Style {
 	t.Helper()
-	id, err := f.GetCellStyle("Contracts", cell)
+	id, err := f.GetCellStyle(exportSheet, cell)
 	if err != nil {
 		t.Fatalf("style of %s: %v", cell, err)
 	}
@@ -391,4 +413,92 @@ func TestExportPagesThroughTies(t *testing.T) {
 			t.Errorf("dashboard totalContracts %d, want %d", d.TotalContracts, live)
 		}
 	})
+}
+
+// checkReportLayout checks what makes the export a printable report: the
+// autofilter over header and rows, landscape one page wide, the header row
+// repeated on every page, page numbers in the footer, columns at least as
+// wide as their headers.
+func checkReportLayout(t *testing.T, f *excelize.File, sheet string, rows int, footer string) {
+	t.Helper()
+	// The workbook's parts, as written.
+	ws := readPart(t, f, "xl/worksheets/sheet1.xml")
+	for _, want := range []string{
+		fmt.Sprintf(`<autoFilter ref="$A$1:$J$%d"`, max(rows+1, 2)),
+		`orientation="landscape"`, `fitToWidth="1"`, `fitToHeight="0"`, `<pageSetUpPr fitToPage="true"`,
+		"<oddFooter>&amp;C" + strings.ReplaceAll(footer, "&", "&amp;") + "</oddFooter>",
+	} {
+		if !strings.Contains(ws, want) {
+			t.Errorf("worksheet lacks %s", want)
+		}
+	}
+	names := f.GetDefinedName()
+	titles := false
+	for _, d := range names {
+		if d.Name == "_xlnm.Print_Titles" && d.RefersTo == "'"+sheet+"'!$1:$1" {
+			titles = true
+		}
+	}
+	if !titles {
+		t.Errorf("defined names %+v lack the print titles (header row on every page)", names)
+	}
+	header, _ := f.GetRows(sheet)
+	for i, h := range header[0] {
+		col, _ := excelize.ColumnNumberToName(i + 1)
+		w, err := f.GetColWidth(sheet, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w < float64(len([]rune(h))) {
+			t.Errorf("column %s is %.0f wide, narrower than its header %q", col, w, h)
+		}
+	}
+}
+
+func readPart(t *testing.T, f *excelize.File, name string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zf := range zr.File {
+		if zf.Name == name {
+			rc, err := zf.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			b, err := io.ReadAll(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	t.Fatalf("no %s in the workbook", name)
+	return ""
+}
+
+// TestExportInEnglish: business.language en writes the same ten columns
+// in English words.
+func TestExportInEnglish(t *testing.T) {
+	w := startWorld(t, "sqlite", 1, 1, testkit.WithConfig("business.language", "en"))
+	w.at(t, "2026-11-15T03:00:00Z")
+	f := export(t, w, nil)
+	rows, err := f.GetRows("Contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Contract code", "Title", "Contract type", "Supplier", "Project", "Value (VND)", "Phase", "Deadline", "Drafter", "Created"}
+	if !slices.Equal(rows[0], want) {
+		t.Errorf("header %q, want %q", rows[0], want)
+	}
+	if got := rows[len(rows)-1][0]; got != "Total" {
+		t.Errorf("total row %q", got)
+	}
+	checkReportLayout(t, f, "Contracts", 0, "Page &P of &N")
 }

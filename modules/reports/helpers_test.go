@@ -78,10 +78,10 @@ type world struct {
 
 // startWorld starts an instance on a manual clock with master data and one
 // Drafter user, but no contracts yet.
-func startWorld(t *testing.T, driver string, suppliers, projects int) *world {
+func startWorld(t *testing.T, driver string, suppliers, projects int, opts ...testkit.Option) *world {
 	t.Helper()
 	clk := clock.NewManual(utc("2025-11-01T00:00:00Z"))
-	w := &world{app: identitytest.Start(t, driver, testkit.WithClock(clk)), contracts: map[string]*contract{}}
+	w := &world{app: identitytest.Start(t, driver, append([]testkit.Option{testkit.WithClock(clk)}, opts...)...), contracts: map[string]*contract{}}
 	_, email, _ := identitytest.NewUser(t, w.app, "Drafter")
 	w.drafterEmail, w.drafterName = email, "Test "+email
 	w.at(t, "2025-11-01T00:00:00Z")

@@ -45,7 +45,8 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	if err != nil {
 		return err
 	}
-	m.svc = &core.Service{Contracts: q, MasterData: md, Directory: dir, Clock: app.Clock, Location: app.Config.Business.Location}
+	m.svc = &core.Service{Contracts: q, MasterData: md, Directory: dir, Clock: app.Clock, Location: app.Config.Business.Location,
+		Language: app.Config.Business.Language}
 	return nil
 }
 

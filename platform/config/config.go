@@ -66,6 +66,9 @@ type Config struct {
 	} `mapstructure:"log"`
 	Business struct {
 		TimeZone string `mapstructure:"timeZone"`
+		// Language is the business language of documents the service
+		// writes for people (the Excel export): vi (default) or en.
+		Language string `mapstructure:"language"`
 		// WorkingDays, WorkingHours and Holidays describe working time for
 		// SLA deadlines when a module's sla.calendar is workingHours; see
 		// package calendar and Config.Calendar.
@@ -429,6 +432,9 @@ func (c *Config) validate(modules []string, prov *provenance) error {
 	}
 	if c.Log.MaxAgeDays < 1 {
 		bad("log.maxAgeDays", "must be at least 1")
+	}
+	if c.Business.Language != "vi" && c.Business.Language != "en" {
+		bad("business.language", "must be vi or en, got %q", c.Business.Language)
 	}
 	loc, err := time.LoadLocation(c.Business.TimeZone)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
 
@@ -15,10 +16,65 @@ import (
 	"github.com/contractflow/contractflow/modules/masterdata"
 )
 
-// exportColumns are the ten columns of the export (DESIGN §9).
-var exportColumns = []string{"MaHopDong", "Title", "ContractType", "Supplier", "Project", "Value", "Phase", "SlaDeadline", "Drafter", "CreatedAt"}
+// exportWords are the words of the export in each business language
+// (business.language): the ten column headers in DESIGN §9's order, the
+// phases (DESIGN §12), the contract types, and the sheet's fixed texts.
+type exportWords struct {
+	sheet, total, footer string
+	headers              [10]string
+	phases, types        map[string]string
+	dateFormat           string
+}
 
-const sheet = "Contracts"
+var words = map[string]*exportWords{
+	"vi": {
+		sheet: "Hợp đồng", total: "Tổng cộng", footer: "Trang &P / &N",
+		headers: [10]string{"Mã hợp đồng", "Tên hợp đồng", "Loại hợp đồng", "Nhà cung cấp", "Dự án", "Giá trị (VND)",
+			"Giai đoạn", "Hạn xử lý", "Người soạn thảo", "Ngày tạo"},
+		phases: map[string]string{"DangSoanThao": "Đang soạn thảo", "DangDamPhan": "Đang đàm phán", "DangGopY": "Đang góp ý",
+			"DangInKy": "Đang in ký", "DangKiemTraCCM": "Đang kiểm tra CCM", "DangTrinhKy": "Đang trình ký",
+			"DangDongDau": "Đang đóng dấu", "DaPhatHanh": "Đã phát hành", "TuChoi": "Từ chối"},
+		types: map[string]string{"Subcontract": "Hợp đồng thầu phụ", "PieceWork": "Hợp đồng giao khoán", "Supply": "Hợp đồng cung cấp",
+			"Service": "Hợp đồng dịch vụ", "Purchase": "Hợp đồng mua bán", "FrameworkSupply": "Hợp đồng khung cung cấp",
+			"FrameworkSubcontract": "Hợp đồng khung thầu phụ"},
+		dateFormat: "dd/mm/yyyy hh:mm",
+	},
+	"en": {
+		sheet: "Contracts", total: "Total", footer: "Page &P of &N",
+		headers: [10]string{"Contract code", "Title", "Contract type", "Supplier", "Project", "Value (VND)",
+			"Phase", "Deadline", "Drafter", "Created"},
+		phases: map[string]string{"DangSoanThao": "Drafting", "DangDamPhan": "Negotiating", "DangGopY": "Collecting comments",
+			"DangInKy": "Printing for signature", "DangKiemTraCCM": "CCM check", "DangTrinhKy": "Submitted for signature",
+			"DangDongDau": "Sealing", "DaPhatHanh": "Published", "TuChoi": "Rejected"},
+		types: map[string]string{"Subcontract": "Subcontract", "PieceWork": "Piece work", "Supply": "Supply",
+			"Service": "Service", "Purchase": "Purchase", "FrameworkSupply": "Framework supply",
+			"FrameworkSubcontract": "Framework subcontract"},
+		dateFormat: "yyyy-mm-dd hh:mm",
+	},
+}
+
+// wordsFor picks the words of lang, Vietnamese when it is empty or unknown.
+func wordsFor(lang string) *exportWords {
+	if w, ok := words[lang]; ok {
+		return w
+	}
+	return words["vi"]
+}
+
+// word is the business word for a code, or the code itself when it has none.
+func word(m map[string]string, code string) string {
+	if w, ok := m[code]; ok {
+		return w
+	}
+	return code
+}
+
+// Column widths, in characters: at least the header's, at most maxWidth;
+// between them, the widest value of the first widthSample rows.
+const (
+	widthSample = 500
+	maxWidth    = 60.0
+)
 
 // Workbook is a finished export, written to the client with WriteTo.
 type Workbook struct {
@@ -37,7 +93,17 @@ func (w *Workbook) Close() error { return w.f.Close() }
 // time, so memory stays flat as the export grows. Names of suppliers,
 // projects and drafters are resolved per page and remembered. An empty
 // text cell is left out rather than written empty.
+//
+// It reads like a report: headers, phases and contract types in words of
+// the business language (s.Language), supplier and project as "code —
+// name", dates in the business time zone, columns as wide as their first
+// rows, an autofilter, and print setup (landscape, one page wide, the
+// header row on every page, page numbers in the footer). The stream writer
+// needs column widths before the first row, so the first widthSample rows
+// wait in memory until their widths are known.
 func (s *Service) Export(ctx context.Context, f contracts.ExportFilter) (*Workbook, error) {
+	w := wordsFor(s.Language)
+	sheet := w.sheet
 	x := excelize.NewFile()
 	x.SetZipWriter(fastZip)
 	ok := false
@@ -49,11 +115,18 @@ func (s *Service) Export(ctx context.Context, f contracts.ExportFilter) (*Workbo
 	if err := x.SetSheetName("Sheet1", sheet); err != nil {
 		return nil, err
 	}
+	// Sheet properties are written when the stream starts: set them first.
+	fit := true
+	if err := x.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
+		return nil, err
+	}
 	sw, err := x.NewStreamWriter(sheet)
 	if err != nil {
 		return nil, err
 	}
-	bold, err := x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
+	bold, err := x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true},
+		Fill:      excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"DDEBF7"}},
+		Alignment: &excelize.Alignment{Vertical: "center", WrapText: true}})
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +135,8 @@ func (s *Service) Export(ctx context.Context, f contracts.ExportFilter) (*Workbo
 	if err != nil {
 		return nil, err
 	}
-	dateFmt := "yyyy-mm-dd hh:mm"
-	date, err := x.NewStyle(&excelize.Style{CustomNumFmt: &dateFmt})
+	dateFmt := w.dateFormat
+	date, err := x.NewStyle(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
 	if err != nil {
 		return nil, err
 	}
@@ -71,40 +144,88 @@ func (s *Service) Export(ctx context.Context, f contracts.ExportFilter) (*Workbo
 	if err != nil {
 		return nil, err
 	}
+	totalLabel, err := x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
+	if err != nil {
+		return nil, err
+	}
 	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
 		return nil, err
 	}
-	for i, w := range []float64{20, 40, 18, 32, 32, 18, 16, 18, 24, 18} {
-		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
-			return nil, err
-		}
-	}
-	header := make([]any, len(exportColumns))
-	for i, h := range exportColumns {
-		header[i] = excelize.Cell{Value: h, StyleID: bold}
-	}
-	if err := sw.SetRow("A1", header); err != nil {
-		return nil, err
-	}
 
+	// widths start at the headers' (bold text is a little wider) and at
+	// what dates and amounts take.
+	var widths [10]float64
+	for i, h := range w.headers {
+		widths[i] = float64(utf8.RuneCountInString(h)) + 3
+	}
+	widths[5] = max(widths[5], 16)
+	widths[7] = max(widths[7], 17)
+	widths[9] = max(widths[9], 17)
+	var pending [][]any // the first rows, until the widths are known
+	started := false
 	row := 1
-	cells := make([]any, len(exportColumns)) // reused: SetRow writes the row out before it returns
+	start := func() error {
+		started = true
+		for i, wd := range widths {
+			if err := sw.SetColWidth(i+1, i+1, min(wd, maxWidth)); err != nil {
+				return err
+			}
+		}
+		header := make([]any, len(w.headers))
+		for i, h := range w.headers {
+			header[i] = excelize.Cell{Value: h, StyleID: bold}
+		}
+		if err := sw.SetRow("A1", header, excelize.RowOpts{Height: 30}); err != nil {
+			return err
+		}
+		for i, cells := range pending {
+			if err := sw.SetRow("A"+strconv.Itoa(i+2), cells); err != nil {
+				return err
+			}
+		}
+		pending = nil
+		return nil
+	}
+	cells := make([]any, len(w.headers)) // reused once streaming: SetRow writes the row out before it returns
 	err = s.pipeline(ctx, f, func(l *line) error {
 		row++
+		if !started {
+			cells = make([]any, len(w.headers)) // kept in pending
+		}
 		cells[0] = text(deref(l.MaHopDong))
 		cells[1] = text(l.Title)
-		cells[2] = text(l.ContractType)
+		cells[2] = text(word(w.types, l.ContractType))
 		cells[3] = text(l.supplier)
 		cells[4] = text(l.project)
 		cells[5] = excelize.Cell{Value: l.Value.Float(), StyleID: amount}
-		cells[6] = text(l.Phase)
+		cells[6] = text(word(w.phases, l.Phase))
 		cells[7] = s.dateCell(l.SLADeadline, date)
 		cells[8] = text(l.drafter)
 		cells[9] = s.dateCell(&l.CreatedAt, date)
-		return sw.SetRow("A"+strconv.Itoa(row), cells)
+		if started {
+			return sw.SetRow("A"+strconv.Itoa(row), cells)
+		}
+		for i, c := range cells {
+			if str, ok := c.(string); ok {
+				widths[i] = max(widths[i], float64(utf8.RuneCountInString(str))+2)
+			}
+		}
+		if v := len(strconv.FormatFloat(l.Value.Float(), 'f', 0, 64)); true {
+			widths[5] = max(widths[5], float64(v+v/3)+3)
+		}
+		pending = append(pending, cells)
+		if len(pending) == widthSample {
+			return start()
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !started {
+		if err := start(); err != nil {
+			return nil, err
+		}
 	}
 	// The total sums exactly the data rows F2:F<last>. With no rows that
 	// range would be the total's own cell, a circular reference: write 0.
@@ -112,8 +233,11 @@ func (s *Service) Export(ctx context.Context, f contracts.ExportFilter) (*Workbo
 	if row > 1 {
 		sum = excelize.Cell{Formula: fmt.Sprintf("SUM(F2:F%d)", row), StyleID: totalStyle}
 	}
-	total := []any{excelize.Cell{Value: "Total", StyleID: bold}, nil, nil, nil, nil, sum}
+	total := []any{excelize.Cell{Value: w.total, StyleID: totalLabel}, nil, nil, nil, nil, sum}
 	if err := sw.SetRow(fmt.Sprintf("A%d", row+1), total); err != nil {
+		return nil, err
+	}
+	if err := printSetup(x, sheet, w, row); err != nil {
 		return nil, err
 	}
 	if err := sw.Flush(); err != nil {
@@ -121,6 +245,28 @@ func (s *Service) Export(ctx context.Context, f contracts.ExportFilter) (*Workbo
 	}
 	ok = true
 	return &Workbook{f: x, Rows: row - 1}, nil
+}
+
+// printSetup adds the autofilter over the header and data rows and what a
+// printed copy needs: landscape A4, one page wide, the header row repeated
+// on every page, page numbers in the footer. The stream writer writes these
+// worksheet parts at Flush, so they are set before it.
+func printSetup(x *excelize.File, sheet string, w *exportWords, lastRow int) error {
+	if err := x.AutoFilter(sheet, fmt.Sprintf("A1:J%d", max(lastRow, 2)), nil); err != nil {
+		return err
+	}
+	landscape, a4, wide, tall := "landscape", 9, 1, 0
+	if err := x.SetPageLayout(sheet, &excelize.PageLayoutOptions{Orientation: &landscape, Size: &a4, FitToWidth: &wide, FitToHeight: &tall}); err != nil {
+		return err
+	}
+	margin := 0.4
+	if err := x.SetPageMargins(sheet, &excelize.PageLayoutMarginsOptions{Left: &margin, Right: &margin, Top: &margin, Bottom: &margin}); err != nil {
+		return err
+	}
+	if err := x.SetHeaderFooter(sheet, &excelize.HeaderFooterOptions{OddFooter: "&C" + w.footer}); err != nil {
+		return err
+	}
+	return x.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: "'" + sheet + "'!$1:$1", Scope: sheet})
 }
 
 // line is a contract of the export with its names resolved.
@@ -157,7 +303,7 @@ func (s *Service) pipeline(ctx context.Context, f contracts.ExportFilter, write 
 			}
 			buf = buf[:0]
 			for _, c := range page {
-				buf = append(buf, line{ExportRow: c, supplier: names.suppliers[c.SupplierID].Name,
+				buf = append(buf, line{ExportRow: c, supplier: codeName(names.suppliers[c.SupplierID]),
 					project: projectName(names.projects, c.ProjectID), drafter: names.users[c.DrafterID]})
 			}
 			select {
@@ -225,7 +371,18 @@ func projectName(projects map[string]masterdata.Ref, id *string) string {
 	if id == nil {
 		return ""
 	}
-	return projects[*id].Name
+	return codeName(projects[*id])
+}
+
+// codeName shows master data as people know it: "NCC-HP — Thép Hòa Phát".
+func codeName(r masterdata.Ref) string {
+	switch {
+	case r.Code == "":
+		return r.Name
+	case r.Name == "":
+		return r.Code
+	}
+	return r.Code + " — " + r.Name
 }
 
 // nameCache resolves the names an export shows, each id once.

@@ -21,6 +21,7 @@ type Service struct {
 	Directory  identity.Directory
 	Clock      clock.Clock
 	Location   *time.Location // the business time zone
+	Language   string         // business.language: the words of the export, "vi" or "en"
 }
 
 // Dashboard is the statistics object of GET /api/reports/dashboard.
