@@ -97,5 +97,9 @@ step "Reports: the Excel export and the dashboard"
 curl -fsS "$API/api/reports/contracts/export" -H "$H" -o "$DIR/contracts.xlsx"
 echo "export written to $DIR/contracts.xlsx"
 curl -fsS "$API/api/reports/dashboard" -H "$H" | jq -c '{totalContracts, publishedThisMonth, byPhase: [.byPhase[] | select(.count > 0)]}'
+
+step "Notifications: the unread count, and a one-time ticket for the WebSocket (ws://…/api/notifications/ws?ticket=…)"
+curl -fsS "$API/api/notifications/unread-count" -H "$H" | jq -c .
+curl -fsS -X POST "$API/api/notifications/ws-ticket" -H "$H" | jq -c '{expiresAt}'
 echo
 echo "tour finished: contract $C published"
