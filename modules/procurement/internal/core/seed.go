@@ -49,7 +49,7 @@ func demos() []demo {
 			quotes: []demoQuote{q("NCC004", 598_000_000, 30, 0), q("NCC006", 585_000_000, 30, 0), q("NCC003", 640_000_000, 25, 0)},
 			winner: 0, reason: "Đơn vị đã làm tốt ở dự án trước, có đội ngũ tại chỗ.", opinions: []string{"PRO", "CCM", "FIN"},
 			moves: []demoMove{{ChoDuAn, ""}, {ChoYKienPhongBan, ""}, {ChoCCMKiemTra, "Đủ ý kiến các phòng."}}},
-		{title: "Tư vấn giám sát - Trường Tiểu học Hòa Bình", project: "DA001", category: "Service", policy: PolicyB, estimated: 750_000_000,
+		{title: "Tư vấn giám sát thi công - An Phú Residence", project: "DA001", category: "Service", policy: PolicyB, estimated: 750_000_000,
 			quotes: []demoQuote{q("NCC006", 735_000_000, 0, 0), q("NCC003", 760_000_000, 0, 0), q("NCC004", 790_000_000, 0, 0)},
 			winner: 0, opinions: []string{"PRO", "CCM", "FIN"},
 			moves: []demoMove{{ChoDuAn, ""}, {ChoYKienPhongBan, ""}, {ChoCCMKiemTra, ""}, {ChoCEODuyetNCC, ""}, {TuChoi, "Đơn giá vượt ngân sách dự án."}}},
