@@ -37,6 +37,9 @@ type (
 	InFlight     = runtime.InFlight
 	PhaseCount   = runtime.PhaseCount
 	SLABreached  = runtime.SLABreached
+	HistoryEntry = runtime.HistoryEntry
+	AllowedMove  = runtime.AllowedMove
+	Urgency      = runtime.Urgency
 )
 
 // Move kinds, approval decisions and SLA breach policies.
@@ -90,8 +93,12 @@ type Engine interface {
 	// CanSee applies the visibility rule to one document and returns its
 	// pinned definition.
 	CanSee(ctx context.Context, p authn.Principal, doc Document) (*Definition, error)
-	// Allowed lists the moves p may make on doc now.
-	Allowed(def *Definition, p authn.Principal, doc Document) []Transition
+	// AllowedMoves lists the moves p may make on doc now.
+	AllowedMoves(def *Definition, p authn.Principal, doc Document) []AllowedMove
+	// History reads a document's history, oldest first (names left to the kind).
+	History(ctx context.Context, kind, id string) ([]HistoryEntry, error)
 	// Remaining is the SLA time left until deadline, counted as deadlines are.
 	Remaining(deadline time.Time) time.Duration
+	// Urgency is an inbox item's overdue flag and hours remaining.
+	Urgency(deadline *time.Time) Urgency
 }

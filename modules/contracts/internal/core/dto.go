@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/money"
 )
 
@@ -36,46 +37,33 @@ type Summary struct {
 // InboxItem is a summary with how urgent it is.
 type InboxItem struct {
 	Summary
-	Overdue        bool    `json:"overdue"`
-	HoursRemaining float64 `json:"hoursRemaining"`
+	workflowdesigner.Urgency
 }
 
 // Detail is the whole contract.
 type Detail struct {
 	Summary
-	TemplateID           *string          `json:"templateId"`
-	SupplierID           string           `json:"supplierId"`
-	ProjectID            *string          `json:"projectId"`
-	DepartmentID         *string          `json:"departmentId"`
-	SLAWarningSent       bool             `json:"slaWarningSent"`
-	DraftData            json.RawMessage  `json:"draftData"`
-	WorkflowDefinitionID string           `json:"workflowDefinitionId"`
-	PurchaseEvaluationID *string          `json:"purchaseEvaluationId"`
-	BudgetLineID         *string          `json:"budgetLineId"`
-	Description          string           `json:"description"`
-	StartDate            *string          `json:"startDate"`
-	EndDate              *string          `json:"endDate"`
-	CreatedBy            *string          `json:"createdBy"`
-	UpdatedAt            time.Time        `json:"updatedAt"`
-	UpdatedBy            *string          `json:"updatedBy"`
-	Approvals            []ApprovalDTO    `json:"approvals"`
-	Comments             []CommentDTO     `json:"comments"`
-	Attachments          []AttachmentDTO  `json:"attachments"`
-	AllowedTransitions   []AllowedMoveDTO `json:"allowedTransitions"`
+	TemplateID           *string                         `json:"templateId"`
+	SupplierID           string                          `json:"supplierId"`
+	ProjectID            *string                         `json:"projectId"`
+	DepartmentID         *string                         `json:"departmentId"`
+	SLAWarningSent       bool                            `json:"slaWarningSent"`
+	DraftData            json.RawMessage                 `json:"draftData"`
+	WorkflowDefinitionID string                          `json:"workflowDefinitionId"`
+	PurchaseEvaluationID *string                         `json:"purchaseEvaluationId"`
+	BudgetLineID         *string                         `json:"budgetLineId"`
+	Description          string                          `json:"description"`
+	StartDate            *string                         `json:"startDate"`
+	EndDate              *string                         `json:"endDate"`
+	CreatedBy            *string                         `json:"createdBy"`
+	UpdatedAt            time.Time                       `json:"updatedAt"`
+	UpdatedBy            *string                         `json:"updatedBy"`
+	Approvals            []workflowdesigner.HistoryEntry `json:"approvals"`
+	Comments             []CommentDTO                    `json:"comments"`
+	Attachments          []AttachmentDTO                 `json:"attachments"`
+	AllowedTransitions   []workflowdesigner.AllowedMove  `json:"allowedTransitions"`
 	// Warnings are only in the answer to a transition (workflow hooks').
 	Warnings []string `json:"warnings,omitempty"`
-}
-
-// ApprovalDTO is one audit-trail row.
-type ApprovalDTO struct {
-	ID             string    `json:"id"`
-	FromPhase      string    `json:"fromPhase"`
-	ToPhase        string    `json:"toPhase"`
-	Decision       string    `json:"decision"`
-	Comment        string    `json:"comment"`
-	ApproverUserID *string   `json:"approverUserId"`
-	ApproverName   *string   `json:"approverName"`
-	ApprovedAt     time.Time `json:"approvedAt"`
 }
 
 // CommentDTO is one comment.
@@ -98,13 +86,6 @@ type AttachmentDTO struct {
 	UploadedBy     string    `json:"uploadedBy"`
 	UploadedByName string    `json:"uploadedByName"`
 	CreatedAt      time.Time `json:"createdAt"`
-}
-
-// AllowedMoveDTO is a move the caller may make now.
-type AllowedMoveDTO struct {
-	ToPhase         string `json:"toPhase"`
-	Kind            string `json:"kind"`
-	CommentRequired bool   `json:"commentRequired"`
 }
 
 // CreateRequest is the body of POST /api/contracts.

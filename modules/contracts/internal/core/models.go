@@ -44,22 +44,6 @@ type Contract struct {
 
 func (Contract) TableName() string { return "contracts" }
 
-// Approval is one row of the audit trail: every move inserts one.
-type Approval struct {
-	ID             string
-	ContractID     string
-	FromPhase      string
-	ToPhase        string
-	ApproverUserID *string // nil when the system moved the contract
-	Decision       string
-	Comment        string
-	ApprovedAt     time.Time
-	Hash           string // chained to PrevHash by the workflow runtime
-	PrevHash       string
-}
-
-func (Approval) TableName() string { return "contract_approvals" }
-
 // Comment is one message of a contract's thread.
 type Comment struct {
 	ID         string

@@ -155,12 +155,7 @@ func (s *Service) Inbox(ctx context.Context, p authn.Principal, req paging.Reque
 	}
 	items := make([]InboxItem, len(sums))
 	for i, sm := range sums {
-		items[i] = InboxItem{Summary: sm}
-		if sm.SLADeadline != nil {
-			left := s.Workflows.Remaining(*sm.SLADeadline)
-			items[i].Overdue = left < 0
-			items[i].HoursRemaining = float64(left.Round(6*time.Minute)) / float64(time.Hour)
-		}
+		items[i] = InboxItem{Summary: sm, Urgency: s.Workflows.Urgency(sm.SLADeadline)}
 	}
 	return paging.NewPage(items, req, total), nil
 }
@@ -234,7 +229,7 @@ func (s *Service) Get(ctx context.Context, p authn.Principal, id string) (Detail
 }
 
 func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, def *workflowdesigner.Definition) (Detail, error) {
-	approvals, err := s.store.approvals(ctx, c.ID)
+	approvals, err := s.Workflows.History(ctx, KindName, c.ID)
 	if err != nil {
 		return Detail{}, err
 	}
@@ -279,15 +274,13 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 		SLAWarningSent: c.SLAWarningSent, DraftData: json.RawMessage(c.DraftData), WorkflowDefinitionID: c.WorkflowDefinitionID,
 		PurchaseEvaluationID: c.PurchaseEvaluationID, BudgetLineID: c.BudgetLineID, Description: c.Description,
 		StartDate: c.StartDate, EndDate: c.EndDate, CreatedBy: c.CreatedBy, UpdatedAt: c.UpdatedAt.UTC(), UpdatedBy: c.UpdatedBy,
-		Approvals: []ApprovalDTO{}, Comments: []CommentDTO{}, Attachments: []AttachmentDTO{}, AllowedTransitions: []AllowedMoveDTO{}}
-	for _, a := range approvals {
-		dto := ApprovalDTO{ID: a.ID, FromPhase: a.FromPhase, ToPhase: a.ToPhase, Decision: a.Decision, Comment: a.Comment,
-			ApproverUserID: a.ApproverUserID, ApprovedAt: a.ApprovedAt.UTC()}
+		Approvals: approvals, Comments: []CommentDTO{}, Attachments: []AttachmentDTO{},
+		AllowedTransitions: s.Workflows.AllowedMoves(def, p, documentOf(c))}
+	for i, a := range d.Approvals {
 		if a.ApproverUserID != nil {
 			n := names[*a.ApproverUserID]
-			dto.ApproverName = &n
+			d.Approvals[i].ApproverName = &n
 		}
-		d.Approvals = append(d.Approvals, dto)
 	}
 	for _, cm := range comments {
 		d.Comments = append(d.Comments, CommentDTO{ID: cm.ID, Phase: cm.Phase, Content: cm.Content, AuthorID: cm.AuthorID,
@@ -295,9 +288,6 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 	}
 	for _, at := range attachments {
 		d.Attachments = append(d.Attachments, attachmentDTO(at, names))
-	}
-	for _, t := range s.Workflows.Allowed(def, p, documentOf(c)) {
-		d.AllowedTransitions = append(d.AllowedTransitions, AllowedMoveDTO{ToPhase: t.To, Kind: string(t.Kind), CommentRequired: t.RequiresComment()})
 	}
 	return d, nil
 }

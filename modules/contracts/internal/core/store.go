@@ -103,12 +103,6 @@ func (s *store) update(ctx context.Context, id string, version int, cols map[str
 
 func (s *store) insert(ctx context.Context, v any) error { return s.conn(ctx).Create(v).Error }
 
-func (s *store) approvals(ctx context.Context, id string) ([]Approval, error) {
-	var rows []Approval
-	err := s.conn(ctx).Where("contract_id = ?", id).Order("approved_at, id").Find(&rows).Error
-	return rows, err
-}
-
 func (s *store) comments(ctx context.Context, id string) ([]Comment, error) {
 	var rows []Comment
 	err := s.conn(ctx).Where("contract_id = ?", id).Order("created_at, id").Find(&rows).Error

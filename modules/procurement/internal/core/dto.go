@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/money"
 )
 
@@ -51,29 +52,28 @@ type Summary struct {
 // InboxItem is a summary with how urgent it is.
 type InboxItem struct {
 	Summary
-	Overdue        bool    `json:"overdue"`
-	HoursRemaining float64 `json:"hoursRemaining"`
+	workflowdesigner.Urgency
 }
 
 // Detail is the whole evaluation, its quotations side by side.
 type Detail struct {
 	Summary
-	ProjectID            string           `json:"projectId"`
-	DepartmentID         *string          `json:"departmentId"`
-	Department           *Ref             `json:"department"`
-	Description          string           `json:"description"`
-	SLAWarningSent       bool             `json:"slaWarningSent"`
-	Quotations           []QuotationDTO   `json:"quotations"`
-	SelectionReason      string           `json:"selectionReason"`
-	PaymentTerms         []PaymentTerm    `json:"paymentTerms"`
-	RequiredOpinions     []string         `json:"requiredOpinions"`
-	Opinions             []OpinionDTO     `json:"opinions"`
-	History              []HistoryDTO     `json:"history"`
-	ApprovedAt           *time.Time       `json:"approvedAt"`
-	WorkflowDefinitionID string           `json:"workflowDefinitionId"`
-	UpdatedAt            time.Time        `json:"updatedAt"`
-	UpdatedBy            *string          `json:"updatedBy"`
-	AllowedTransitions   []AllowedMoveDTO `json:"allowedTransitions"`
+	ProjectID            string                          `json:"projectId"`
+	DepartmentID         *string                         `json:"departmentId"`
+	Department           *Ref                            `json:"department"`
+	Description          string                          `json:"description"`
+	SLAWarningSent       bool                            `json:"slaWarningSent"`
+	Quotations           []QuotationDTO                  `json:"quotations"`
+	SelectionReason      string                          `json:"selectionReason"`
+	PaymentTerms         []PaymentTerm                   `json:"paymentTerms"`
+	RequiredOpinions     []string                        `json:"requiredOpinions"`
+	Opinions             []OpinionDTO                    `json:"opinions"`
+	History              []workflowdesigner.HistoryEntry `json:"history"`
+	ApprovedAt           *time.Time                      `json:"approvedAt"`
+	WorkflowDefinitionID string                          `json:"workflowDefinitionId"`
+	UpdatedAt            time.Time                       `json:"updatedAt"`
+	UpdatedBy            *string                         `json:"updatedBy"`
+	AllowedTransitions   []workflowdesigner.AllowedMove  `json:"allowedTransitions"`
 }
 
 // QuotationDTO is one quotation, compared with the others: rank 1 is the
@@ -103,25 +103,6 @@ type OpinionDTO struct {
 	UserName  string    `json:"userName"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
-}
-
-// HistoryDTO is one move of the evaluation.
-type HistoryDTO struct {
-	ID             string    `json:"id"`
-	FromPhase      string    `json:"fromPhase"`
-	ToPhase        string    `json:"toPhase"`
-	Decision       string    `json:"decision"`
-	Comment        string    `json:"comment"`
-	ApproverUserID *string   `json:"approverUserId"`
-	ApproverName   *string   `json:"approverName"`
-	ApprovedAt     time.Time `json:"approvedAt"`
-}
-
-// AllowedMoveDTO is a move the caller may make now.
-type AllowedMoveDTO struct {
-	ToPhase         string `json:"toPhase"`
-	Kind            string `json:"kind"`
-	CommentRequired bool   `json:"commentRequired"`
 }
 
 // CreateRequest is the body of POST /api/purchase-evaluations.

@@ -58,20 +58,6 @@ type Quotation struct {
 
 func (Quotation) TableName() string { return "purchase_evaluation_quotations" }
 
-// History is one move of an evaluation, written by the workflow runtime.
-type History struct {
-	ID             string
-	EvaluationID   string
-	FromPhase      string
-	ToPhase        string
-	ApproverUserID *string // nil when the system moved it
-	Decision       string
-	Comment        string
-	ApprovedAt     time.Time
-}
-
-func (History) TableName() string { return "purchase_evaluation_history" }
-
 // Opinion is a department's opinion, one per evaluation and kind.
 type Opinion struct {
 	ID           string

@@ -176,12 +176,7 @@ func (s *Service) Inbox(ctx context.Context, p authn.Principal, req paging.Reque
 	}
 	items := make([]InboxItem, len(sums))
 	for i, sm := range sums {
-		items[i] = InboxItem{Summary: sm}
-		if sm.SLADeadline != nil {
-			left := s.Workflows.Remaining(*sm.SLADeadline)
-			items[i].Overdue = left < 0
-			items[i].HoursRemaining = float64(left.Round(6*time.Minute)) / float64(time.Hour)
-		}
+		items[i] = InboxItem{Summary: sm, Urgency: s.Workflows.Urgency(sm.SLADeadline)}
 	}
 	return paging.NewPage(items, req, total), nil
 }
@@ -255,7 +250,7 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, e *Evaluation, 
 	if err != nil {
 		return Detail{}, err
 	}
-	history, err := s.store.history(ctx, e.ID)
+	history, err := s.Workflows.History(ctx, KindName, e.ID)
 	if err != nil {
 		return Detail{}, err
 	}
@@ -291,9 +286,9 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, e *Evaluation, 
 	d := Detail{Summary: summary(e, projects, names), ProjectID: e.ProjectID, DepartmentID: e.DepartmentID,
 		Description: e.Description, SLAWarningSent: e.SLAWarningSent, Quotations: compare(quotes, suppliers, e.SelectedQuotationID),
 		SelectionReason: e.SelectionReason, PaymentTerms: terms(e.PaymentTerms), RequiredOpinions: []string{},
-		Opinions: []OpinionDTO{}, History: []HistoryDTO{}, ApprovedAt: utc(e.ApprovedAt),
+		Opinions: []OpinionDTO{}, History: history, ApprovedAt: utc(e.ApprovedAt),
 		WorkflowDefinitionID: e.WorkflowDefinitionID, UpdatedAt: e.UpdatedAt.UTC(), UpdatedBy: e.UpdatedBy,
-		AllowedTransitions: []AllowedMoveDTO{}}
+		AllowedTransitions: s.Workflows.AllowedMoves(def, p, documentOf(e))}
 	if e.DepartmentID != nil {
 		deps, err := s.MasterData.Departments(ctx, []string{*e.DepartmentID})
 		if err != nil {
@@ -310,17 +305,11 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, e *Evaluation, 
 		d.Opinions = append(d.Opinions, OpinionDTO{ID: o.ID, Kind: o.Kind, Verdict: o.Verdict, Comment: o.Comment,
 			UserID: o.UserID, UserName: names[o.UserID], CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()})
 	}
-	for _, h := range history {
-		dto := HistoryDTO{ID: h.ID, FromPhase: h.FromPhase, ToPhase: h.ToPhase, Decision: h.Decision, Comment: h.Comment,
-			ApproverUserID: h.ApproverUserID, ApprovedAt: h.ApprovedAt.UTC()}
+	for i, h := range d.History {
 		if h.ApproverUserID != nil {
 			n := names[*h.ApproverUserID]
-			dto.ApproverName = &n
+			d.History[i].ApproverName = &n
 		}
-		d.History = append(d.History, dto)
-	}
-	for _, t := range s.Workflows.Allowed(def, p, documentOf(e)) {
-		d.AllowedTransitions = append(d.AllowedTransitions, AllowedMoveDTO{ToPhase: t.To, Kind: string(t.Kind), CommentRequired: t.RequiresComment()})
 	}
 	return d, nil
 }

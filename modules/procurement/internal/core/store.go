@@ -139,12 +139,6 @@ func (s *store) deleteQuotation(ctx context.Context, id string) error {
 	return s.conn(ctx).Where("id = ?", id).Delete(&Quotation{}).Error
 }
 
-func (s *store) history(ctx context.Context, id string) ([]History, error) {
-	var rows []History
-	err := s.conn(ctx).Where("evaluation_id = ?", id).Order("approved_at, id").Find(&rows).Error
-	return rows, err
-}
-
 func (s *store) opinions(ctx context.Context, id string) ([]Opinion, error) {
 	var rows []Opinion
 	err := s.conn(ctx).Where("evaluation_id = ?", id).Order("created_at, kind").Find(&rows).Error

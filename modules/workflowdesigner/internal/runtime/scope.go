@@ -93,8 +93,3 @@ func (r *Runtime) CanSee(ctx context.Context, p authn.Principal, doc Document) (
 	}
 	return nil, apperr.Forbidden("You are not involved in this document.")
 }
-
-// Allowed lists the moves p may make on doc now.
-func (r *Runtime) Allowed(def *engine.Definition, p authn.Principal, doc Document) []engine.Transition {
-	return def.Allowed(doc.Phase, ActorOf(&p), doc.Facts)
-}

@@ -174,3 +174,15 @@ func (s store) repin(ctx context.Context, t Tables, m *Moved, fromID, toID strin
 			"updated_by": m.ActorID, "version": gorm.Expr("version + 1")})
 	return res.RowsAffected == 1, res.Error
 }
+
+// history reads one document's history rows, oldest first.
+func (s store) history(ctx context.Context, t Tables, id string) ([]HistoryEntry, error) {
+	rows := []HistoryEntry{}
+	err := s.db.Conn(ctx).Table(t.History).
+		Select("id, from_phase, to_phase, decision, comment, approver_user_id, approved_at").
+		Where(t.Key+" = ?", id).Order("approved_at, id").Scan(&rows).Error
+	for i := range rows {
+		rows[i].ApprovedAt = rows[i].ApprovedAt.UTC()
+	}
+	return rows, err
+}
