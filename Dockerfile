@@ -28,8 +28,9 @@ RUN BI=github.com/contractflow/contractflow/platform/buildinfo \
 FROM ${RUNTIME_IMAGE}
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates tzdata \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --no-create-home --home-dir /app --shell /usr/sbin/nologin contractflow \
-    && mkdir -p /app/config /data && chown contractflow /data
+    && groupadd --system --gid 10001 contractflow \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /app --shell /usr/sbin/nologin contractflow \
+    && mkdir -p /app/config /data && chown 10001:10001 /data
 WORKDIR /app
 COPY --from=build /out/contractflow /usr/local/bin/contractflow
 USER 10001:10001
