@@ -11,6 +11,7 @@ import (
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/runtime"
 	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/notify"
 )
 
 // Types of the engine and the runtime, re-exported for the modules that
@@ -65,6 +66,12 @@ var (
 	ErrStaleDocument      = engine.ErrStaleDocument
 	ErrPreconditionFailed = engine.ErrPreconditionFailed
 )
+
+// Audience is the one recipient rule of workflow news (the new inbox and
+// the owner, never the actor) as a notification draft of kind.
+func Audience(kind, documentID, ownerID string, inboxRoles []string, actorID *string) notify.Draft {
+	return runtime.Audience(kind, documentID, ownerID, inboxRoles, actorID)
+}
 
 // ActorOf is who asks for a move; nil is the system.
 func ActorOf(p *authn.Principal) Actor { return runtime.ActorOf(p) }

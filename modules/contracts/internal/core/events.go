@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/money"
 	"github.com/contractflow/contractflow/platform/notify"
 )
@@ -63,14 +64,11 @@ func (Transitioned) Topic() string { return TopicTransitioned }
 // Notifications tell the new phase's inbox and the drafter, not the actor;
 // a move the system made (the SLA job) is contract.autoAdvanced.
 func (e Transitioned) Notifications() []notify.Draft {
-	d := notify.Draft{Kind: TopicTransitioned, Title: "Contract moved to " + e.To,
-		Body:       fmt.Sprintf("%q moved from %s to %s.", e.Title, e.From, e.To),
-		EntityType: KindName, EntityID: e.ContractID, UserIDs: []string{e.DrafterID}, Roles: e.InboxRoles}
+	d := workflowdesigner.Audience(KindName, e.ContractID, e.DrafterID, e.InboxRoles, e.ActorID)
+	d.Title, d.Body = "Contract moved to "+e.To, fmt.Sprintf("%q moved from %s to %s.", e.Title, e.From, e.To)
 	if e.ActorID == nil {
-		d.Kind, d.Title = "contract.autoAdvanced", "Contract moved automatically to "+e.To
+		d.Title = "Contract moved automatically to " + e.To
 		d.Body = fmt.Sprintf("The SLA of %s expired: %q moved on to %s.", e.From, e.Title, e.To)
-	} else {
-		d.ExceptUserID = *e.ActorID
 	}
 	return []notify.Draft{d}
 }

@@ -188,9 +188,10 @@ func (e SLABreached) Topic() string { return e.Kind + ".slaBreached" }
 
 // Notifications remind the phase's inbox and the document's owner.
 func (e SLABreached) Notifications() []notify.Draft {
-	return []notify.Draft{{Kind: e.Topic(), Title: "Overdue: " + e.Kind + " in " + e.Phase,
-		Body:       fmt.Sprintf("The SLA of %s expired at %s; the %s is still waiting.", e.Phase, e.Deadline.UTC().Format(time.RFC3339), e.Kind),
-		EntityType: e.Kind, EntityID: e.DocumentID, UserIDs: []string{e.OwnerID}, Roles: e.InboxRoles}}
+	d := Audience(e.Kind, e.DocumentID, e.OwnerID, e.InboxRoles, nil)
+	d.Kind, d.Title = e.Topic(), "Overdue: "+e.Kind+" in "+e.Phase
+	d.Body = fmt.Sprintf("The SLA of %s expired at %s; the %s is still waiting.", e.Phase, e.Deadline.UTC().Format(time.RFC3339), e.Kind)
+	return []notify.Draft{d}
 }
 
 // remind publishes one reminder per sla.reminderHours while doc stays

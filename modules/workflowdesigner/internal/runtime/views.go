@@ -6,6 +6,7 @@ import (
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/notify"
 )
 
 // The shapes every kind answers with for its workflow facts, so that a
@@ -64,4 +65,19 @@ func (r *Runtime) Urgency(deadline *time.Time) Urgency {
 	}
 	left := r.Remaining(*deadline)
 	return Urgency{Overdue: left < 0, HoursRemaining: float64(left.Round(6*time.Minute)) / float64(time.Hour)}
+}
+
+// Audience is the one recipient rule of every kind's workflow news: the
+// roles that see the document in its (new) phase and its owner, never the
+// user who acted. A move the system made is "<kind>.autoAdvanced", any
+// other "<kind>.transitioned"; the kind adds the title and body.
+func Audience(kind, documentID, ownerID string, inboxRoles []string, actorID *string) notify.Draft {
+	d := notify.Draft{Kind: kind + ".transitioned", EntityType: kind, EntityID: documentID,
+		UserIDs: []string{ownerID}, Roles: inboxRoles}
+	if actorID == nil {
+		d.Kind = kind + ".autoAdvanced"
+	} else {
+		d.ExceptUserID = *actorID
+	}
+	return d
 }
