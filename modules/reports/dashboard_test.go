@@ -23,6 +23,8 @@ type dashboard struct {
 	TopSuppliers         []topRow     `json:"topSuppliers"`
 	TopProjects          []topRow     `json:"topProjects"`
 	Monthly              []month      `json:"monthly"`
+	// Only with the budget module on; budget_test.go checks it.
+	BudgetUtilisation []json.RawMessage `json:"budgetUtilisation"`
 }
 
 type phaseCount struct {

@@ -6,6 +6,7 @@ import (
 	"context"
 	_ "embed"
 
+	"github.com/contractflow/contractflow/modules/budget"
 	"github.com/contractflow/contractflow/modules/contracts"
 	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/masterdata"
@@ -28,10 +29,11 @@ var (
 
 // Info names the module and what it reads.
 func (*Module) Info() kernel.Info {
-	return kernel.Info{Name: "reports", Requires: []string{"identity", "masterdata", "contracts"}}
+	return kernel.Info{Name: "reports", Requires: []string{"identity", "masterdata", "contracts"}, Uses: []string{"budget"}}
 }
 
-// Provision wires the service to the contracts query, master data and the directory.
+// Provision wires the service to the contracts query, master data and the
+// directory, and to budget utilisation when the budget module is on.
 func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	q, err := kernel.Need[contracts.Query](app)
 	if err != nil {
@@ -47,6 +49,9 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	}
 	m.svc = &core.Service{Contracts: q, MasterData: md, Directory: dir, Clock: app.Clock, Location: app.Config.Business.Location,
 		Language: app.Config.Business.Language}
+	if u, ok := kernel.Lookup[budget.Utilisation](app); ok {
+		m.svc.Budgets = u
+	}
 	return nil
 }
 

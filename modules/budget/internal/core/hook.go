@@ -13,6 +13,7 @@ import (
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/money"
+	"github.com/contractflow/contractflow/platform/notify"
 )
 
 // TopicOverdrawn is published when a contract reserves beyond its line's
@@ -20,10 +21,13 @@ import (
 const TopicOverdrawn = "budget.overdrawn"
 
 // Overdrawn is published inside the move's transaction when a contract
-// overdraws a line under Warn; notifications subscribe after commit.
+// overdraws a line under Warn. It is notify.Notifiable: the notifications
+// module stores, in that transaction, a notification to the contract's
+// drafter and to the cost controllers and project managers who keep
+// budgets (not to the person who moved it: the answer told them).
 type Overdrawn struct {
 	BudgetID, BudgetCode, LineID, LineCode string
-	ContractID                             string
+	ContractID, ContractTitle, DrafterID   string
 	ActorID                                *string // nil when the system moved the contract
 	Amount                                 money.Amount
 	RemainingBefore                        money.Amount
@@ -32,6 +36,19 @@ type Overdrawn struct {
 }
 
 func (Overdrawn) Topic() string { return TopicOverdrawn }
+
+var _ notify.Notifiable = Overdrawn{}
+
+// Notifications says whom to tell that a line was overdrawn.
+func (o Overdrawn) Notifications() []notify.Draft {
+	except := ""
+	if o.ActorID != nil {
+		except = *o.ActorID
+	}
+	return []notify.Draft{{Kind: TopicOverdrawn, Title: "Budget overdrawn: " + o.BudgetCode + " / " + o.LineCode,
+		Body: o.ContractTitle + ": " + o.Message, EntityType: "contract", EntityID: o.ContractID,
+		UserIDs: []string{o.DrafterID}, Roles: []string{"CostControl", "ProjectManager"}, ExceptUserID: except}}
+}
 
 // holding is what a contract holds on its line while in a phase: a
 // reservation in DangTrinhKy and DangDongDau, a commitment once DaPhatHanh,
@@ -152,7 +169,7 @@ func (s *Service) checkReservation(ctx context.Context, m *workflowdesigner.Move
 	}
 	m.Warn("Budget overdrawn: " + msg)
 	return s.Bus.Publish(ctx, Overdrawn{BudgetID: b.ID, BudgetCode: b.Code, LineID: l.ID, LineCode: l.Code, ContractID: c.ID,
-		ActorID: m.ActorID, Amount: c.Value, RemainingBefore: l.Remaining, Message: msg, At: m.At})
+		ContractTitle: c.Title, DrafterID: c.DrafterID, ActorID: m.ActorID, Amount: c.Value, RemainingBefore: l.Remaining, Message: msg, At: m.At})
 }
 
 func exceeded(detail, lineID string) *apperr.Error {

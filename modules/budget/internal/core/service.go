@@ -454,8 +454,11 @@ func duplicateLine(code string) error {
 }
 
 // mutateBudget runs fn in a transaction holding the budget's lock, then
-// recomputes the totals of the lines fn names and of the budget.
-func (s *Service) mutateBudget(ctx context.Context, budgetID string, fn func(ctx context.Context, b *Budget) ([]string, error)) error {
+// recomputes the totals of the lines fn names and of the budget, then runs
+// the optional then (which reads the answer: in the transaction, so that a
+// concurrent delete cannot take the row away between write and read).
+func (s *Service) mutateBudget(ctx context.Context, budgetID string, fn func(ctx context.Context, b *Budget) ([]string, error),
+	then ...func(ctx context.Context) error) error {
 	return s.DB.InTx(ctx, func(ctx context.Context) error {
 		b, err := s.getBudget(ctx, budgetID, true)
 		if err != nil {
@@ -465,8 +468,24 @@ func (s *Service) mutateBudget(ctx context.Context, budgetID string, fn func(ctx
 		if err != nil {
 			return err
 		}
-		return s.store.recompute(ctx, b.ID, lines...)
+		if err := s.store.recompute(ctx, b.ID, lines...); err != nil {
+			return err
+		}
+		for _, f := range then {
+			if err := f(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// readLine returns a then for mutateBudget that reads a line's answer into out.
+func (s *Service) readLine(budgetID, lineID string, out *LineDTO) func(ctx context.Context) error {
+	return func(ctx context.Context) (err error) {
+		*out, err = s.lineDetail(ctx, budgetID, lineID)
+		return err
+	}
 }
 
 // fitsTotal refuses a change that would carry a sum past the largest
@@ -492,6 +511,7 @@ func (s *Service) CreateLine(ctx context.Context, p authn.Principal, budgetID st
 		return LineDTO{}, err
 	}
 	now := s.now()
+	var out LineDTO
 	l := &Line{ID: uuid.Must(uuid.NewV7()).String(), BudgetID: budgetID, Code: in.Code, Name: in.Name, Category: in.Category,
 		OriginalAmount: *in.PlannedAmount, PlannedAmount: *in.PlannedAmount, Remaining: *in.PlannedAmount, Version: 1,
 		CreatedAt: now, CreatedBy: actor(p), UpdatedAt: now, UpdatedBy: actor(p)}
@@ -507,11 +527,8 @@ func (s *Service) CreateLine(ctx context.Context, p authn.Principal, budgetID st
 			return nil, duplicateLine(in.Code)
 		}
 		return []string{l.ID}, err
-	})
-	if err != nil {
-		return LineDTO{}, err
-	}
-	return s.lineDetail(ctx, budgetID, l.ID)
+	}, s.readLine(budgetID, l.ID, &out))
+	return out, err
 }
 
 // UpdateLine answers PUT /api/budgets/{id}/lines/{lineId}. Code, name and
@@ -527,6 +544,7 @@ func (s *Service) UpdateLine(ctx context.Context, p authn.Principal, budgetID, l
 	if err := checkLine(&in, false); err != nil {
 		return LineDTO{}, err
 	}
+	var out LineDTO
 	err := s.mutateBudget(ctx, budgetID, func(ctx context.Context, b *Budget) ([]string, error) {
 		l, err := s.getLine(ctx, budgetID, lineID)
 		if err != nil {
@@ -559,11 +577,8 @@ func (s *Service) UpdateLine(ctx context.Context, p authn.Principal, budgetID, l
 			return nil, apperr.StaleVersion()
 		}
 		return []string{l.ID}, nil
-	})
-	if err != nil {
-		return LineDTO{}, err
-	}
-	return s.lineDetail(ctx, budgetID, lineID)
+	}, s.readLine(budgetID, lineID, &out))
+	return out, err
 }
 
 // DeleteLine answers DELETE /api/budgets/{id}/lines/{lineId}: a line of a
@@ -612,6 +627,7 @@ func (s *Service) Adjust(ctx context.Context, p authn.Principal, budgetID, lineI
 	}
 	a := &Adjustment{ID: uuid.Must(uuid.NewV7()).String(), BudgetLineID: lineID, Delta: *in.Delta, Reason: in.Reason,
 		CreatedAt: s.now(), CreatedBy: actor(p)}
+	var line LineDTO
 	err := s.mutateBudget(ctx, budgetID, func(ctx context.Context, b *Budget) ([]string, error) {
 		if b.Status != StatusApproved {
 			return nil, apperr.Conflict("not_editable", "Budget "+b.Code+" is "+b.Status+"; adjustments apply to an Approved budget (a Draft one is edited directly).")
@@ -630,12 +646,11 @@ func (s *Service) Adjust(ctx context.Context, p authn.Principal, budgetID, lineI
 			return nil, err
 		}
 		return []string{l.ID}, s.store.insert(ctx, a)
-	})
+	}, s.readLine(budgetID, lineID, &line))
 	if err != nil {
 		return PostedAdjustment{}, err
 	}
-	line, err := s.lineDetail(ctx, budgetID, lineID)
-	return PostedAdjustment{AdjustmentDTO: adjustmentDTO(a), Line: line}, err
+	return PostedAdjustment{AdjustmentDTO: adjustmentDTO(a), Line: line}, nil
 }
 
 // Commit answers POST …/lines/{lineId}/commitments: bookkeeping, recorded
@@ -663,6 +678,7 @@ func (s *Service) Commit(ctx context.Context, p authn.Principal, budgetID, lineI
 	if in.Kind == KindReleased {
 		c.ClosedAt = &now // a release never counts
 	}
+	var line LineDTO
 	err := s.mutateBudget(ctx, budgetID, func(ctx context.Context, b *Budget) ([]string, error) {
 		l, err := s.getLine(ctx, budgetID, lineID)
 		if err != nil {
@@ -688,12 +704,11 @@ func (s *Service) Commit(ctx context.Context, p authn.Principal, budgetID, lineI
 			return nil, err
 		}
 		return []string{l.ID}, s.store.insert(ctx, c)
-	})
+	}, s.readLine(budgetID, lineID, &line))
 	if err != nil {
 		return PostedCommitment{}, err
 	}
-	line, err := s.lineDetail(ctx, budgetID, lineID)
-	return PostedCommitment{CommitmentDTO: commitmentDTO(c), Line: line}, err
+	return PostedCommitment{CommitmentDTO: commitmentDTO(c), Line: line}, nil
 }
 
 // releaseByHand closes the entries c's contract (or no contract) holds on

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/contractflow/contractflow/modules/budget"
 	"github.com/contractflow/contractflow/modules/contracts"
 	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/masterdata"
@@ -20,8 +21,9 @@ type Service struct {
 	MasterData masterdata.Lookup
 	Directory  identity.Directory
 	Clock      clock.Clock
-	Location   *time.Location // the business time zone
-	Language   string         // business.language: the words of the export, "vi" or "en"
+	Location   *time.Location     // the business time zone
+	Language   string             // business.language: the words of the export, "vi" or "en"
+	Budgets    budget.Utilisation // nil when the budget module is off
 }
 
 // Dashboard is the statistics object of GET /api/reports/dashboard.
@@ -35,6 +37,19 @@ type Dashboard struct {
 	TopSuppliers         []TopSupplier `json:"topSuppliers"`
 	TopProjects          []TopProject  `json:"topProjects"`
 	Monthly              []Month       `json:"monthly"`
+	// BudgetUtilisation is present only with the budget module on.
+	BudgetUtilisation *[]BudgetUse `json:"budgetUtilisation,omitempty"`
+}
+
+// BudgetUse is one project's budgets in force: planned money (adjustments
+// included) against what reservations and commitments hold of it.
+type BudgetUse struct {
+	ProjectID string       `json:"projectId"`
+	Code      string       `json:"code,omitempty"` // absent when the project was deleted
+	Name      string       `json:"name,omitempty"`
+	Planned   money.Amount `json:"planned"`
+	Committed money.Amount `json:"committed"`
+	Reserved  money.Amount `json:"reserved"`
 }
 
 // PhaseCount is the number of contracts in one phase.
@@ -135,7 +150,34 @@ func (s *Service) Dashboard(ctx context.Context) (Dashboard, error) {
 			d.Monthly[i].Count, d.Monthly[i].TotalValue = periods[i].Count, periods[i].Value
 		}
 	}
+	if s.Budgets != nil {
+		if d.BudgetUtilisation, err = s.budgetUse(ctx); err != nil {
+			return Dashboard{}, err
+		}
+	}
 	return d, nil
+}
+
+// budgetUse reads utilisation per project and names the projects.
+func (s *Service) budgetUse(ctx context.Context) (*[]BudgetUse, error) {
+	rows, err := s.Budgets.ByProject(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ProjectID
+	}
+	refs, err := s.MasterData.Projects(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]BudgetUse, len(rows))
+	for i, r := range rows {
+		ref := refs[r.ProjectID] // a deleted project keeps its figures, without a code
+		out[i] = BudgetUse{ProjectID: r.ProjectID, Code: ref.Code, Name: ref.Name, Planned: r.Planned, Committed: r.Committed, Reserved: r.Reserved}
+	}
+	return &out, nil
 }
 
 // monthBounds returns n+1 instants: the starts of the last n months in the
