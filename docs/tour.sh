@@ -68,9 +68,16 @@ LEFT=$(unzip -p "$DIR/contract.docx" 'word/*.xml' | sed -e 's/<[^>]*>//g' | grep
 if [ -n "$LEFT" ]; then echo "placeholders left in the rendered document: $LEFT" >&2; exit 1; fi
 echo "rendered $DIR/contract.docx: no placeholder left"
 
-step "A contract: draft, return once, comment, move through all seven steps to published"
+step "A budget for the project: one line, approved (planned amounts then change only through adjustments)"
+BUD=$(json -X POST "$API/api/budgets" \
+  -d "{\"code\":\"NS-$RUN\",\"name\":\"Ngân sách Chung cư An Phú\",\"projectId\":\"$PRJ\",\"fiscalYear\":2026,\"onExceed\":\"Block\"}" | jq -r .id)
+LINE=$(json -X POST "$API/api/budgets/$BUD/lines" -d '{"code":"TP","name":"Thầu phụ","plannedAmount":1800000000}' | jq -r .id)
+json -X POST "$API/api/budgets/$BUD/approve" | jq -c '{status, plannedTotal}'
+json -X POST "$API/api/budgets/$BUD/lines/$LINE/adjustments" -d '{"delta":200000000,"reason":"Bổ sung cọc"}' | jq -c '{delta, planned: .line.plannedAmount}'
+
+step "A contract on that budget line: draft, return once, comment, move through all seven steps to published"
 C=$(json -X POST "$API/api/contracts" \
-  -d "{\"title\":\"Hợp đồng thầu phụ cọc khoan nhồi\",\"contractType\":\"Subcontract\",\"supplierId\":\"$SUP\",\"projectId\":\"$PRJ\",\"value\":1500000000,\"templateId\":\"$TEMPLATE\",\"draftData\":$VALUES}" \
+  -d "{\"title\":\"Hợp đồng thầu phụ cọc khoan nhồi\",\"contractType\":\"Subcontract\",\"supplierId\":\"$SUP\",\"projectId\":\"$PRJ\",\"value\":1500000000,\"budgetLineId\":\"$LINE\",\"templateId\":\"$TEMPLATE\",\"draftData\":$VALUES}" \
   | jq -r .id)
 move() { json -X POST "$API/api/contracts/$C/transitions" -d "$1" | jq -r '"moved to " + .phase'; }
 move '{"toPhase":"DangDamPhan"}'
@@ -90,6 +97,8 @@ echo "attachment $ATT uploaded and downloaded byte for byte"
 
 move '{"toPhase":"DaPhatHanh"}'
 curl -fsS "$API/api/contracts/$C" -H "$H" | jq -c '{maHopDong, phase, approvals: (.approvals | length), attachments: [.attachments[].purpose]}'
+# Reserved on entering DangTrinhKy (409 budget_exceeded if short under Block), committed at DaPhatHanh.
+curl -fsS "$API/api/budgets/$BUD" -H "$H" | jq -c '{remaining, lines: [.lines[] | {code, committedAmount, heldBy: [.commitments[].contractId]}]}'
 curl -fsS "$API/api/contracts?search=coc+khoan&sort=-createdAt" -H "$H" | jq -c '{total: .totalCount}'
 curl -fsS "$API/api/contracts/inbox" -H "$H" >/dev/null   # most urgent first, with overdue and hoursRemaining
 
