@@ -18,6 +18,7 @@ import (
 // sizes of the data set (issue 8 step 2).
 type sizes struct {
 	Users, Suppliers, Projects, Departments, Contracts int
+	Evaluations                                        int // purchase evaluations (issue 15)
 }
 
 // benchPassword is the password of every bench user: the API sets it on the
@@ -92,6 +93,7 @@ type dataset struct {
 	ExportRows          int    // live contracts in ExportPhase
 	RawActorID          string // approver of the raw transaction's moves
 	APITime, SQLTime    time.Duration
+	Proc                *procData // evaluations and budgets (evaluations.go)
 }
 
 // loadAPI creates master data and the first user of each role through the

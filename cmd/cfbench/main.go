@@ -60,6 +60,7 @@ func main() {
 	fs := flag.NewFlagSet("cfbench", flag.ContinueOnError)
 	fs.StringVar(&o.postgres, "postgres", "", "run on Postgres: a DSN of a server where a fresh schema bench_<random> is created and dropped (default: SQLite in a temporary folder)")
 	fs.IntVar(&o.sizes.Contracts, "contracts", 100_000, "contracts in the data set")
+	fs.IntVar(&o.sizes.Evaluations, "evaluations", 20_000, "purchase evaluations in the data set, with their quotations (0: no evaluation scenarios)")
 	fs.IntVar(&o.sizes.Users, "users", 1_000, "users in the data set, over the 12 roles")
 	fs.IntVar(&o.sizes.Suppliers, "suppliers", 2_000, "suppliers (created through the API)")
 	fs.IntVar(&o.sizes.Projects, "projects", 300, "projects (created through the API)")
@@ -78,7 +79,7 @@ func main() {
 		os.Exit(2)
 	}
 	if o.limits.Clients < 1 || o.limits.Duration <= 0 || o.limits.MaxOps < 1 || o.sizes.Contracts < 100 ||
-		o.sizes.Users < 2*len(roleShare) || o.sizes.Suppliers < 1 || o.sizes.Projects < 1 || o.sizes.Departments < 1 {
+		o.sizes.Users < 2*len(roleShare) || o.sizes.Suppliers < 1 || o.sizes.Projects < 1 || o.sizes.Departments < 1 || o.sizes.Evaluations < 0 {
 		fmt.Fprintln(os.Stderr, "cfbench: clients, duration, max-requests must be positive; contracts ≥ 100; users ≥ 24; suppliers, projects, departments ≥ 1")
 		os.Exit(2)
 	}
@@ -184,6 +185,10 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return fmt.Errorf("bulk load: %w", err)
 	}
+	logf("contracts done; bulk-inserting %d evaluations and the budgets", o.sizes.Evaluations)
+	if err := loadProcurement(ctx, d, ds, o.sizes.Evaluations); err != nil {
+		return fmt.Errorf("bulk load: %w", err)
+	}
 	ds.APITime, ds.SQLTime = apiTime, time.Since(t0)
 	rep.Data = ds
 	rep.DBSize = d.sizeOnDisk(ctx)
@@ -216,6 +221,9 @@ func run(ctx context.Context, o options) (err error) {
 		logf("profiling: the server runs in this process; profiles go to %s", o.pprof)
 	}
 	if err := s.signIn(ctx, o.limits.Clients); err != nil {
+		return fmt.Errorf("sign in: %w", err)
+	}
+	if err := s.signInProcurement(ctx, o.limits.Clients); err != nil {
 		return fmt.Errorf("sign in: %w", err)
 	}
 	if err := s.check(ctx); err != nil {
@@ -265,6 +273,12 @@ func run(ctx context.Context, o options) (err error) {
 		return ctx.Err()
 	}
 	runScenario(s.transition())
+	for _, sc := range s.procurementWrites() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		runScenario(sc)
+	}
 	s.notePeak()
 	rep.PeakRSS = s.peakRSS
 	if err := srv.stop(); err != nil {
@@ -279,6 +293,19 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	rep.Raw[rawTx] = rt
 	logf("  %s tx/s, p99 %s", rate(rt.rate()), ms(rt.pct(.99)))
+	if pd := ds.Proc; pd != nil && len(pd.EvalPoolRaw) > 0 {
+		logf("raw: evaluation transaction on the same database (%d evaluations)", len(pd.EvalPoolRaw))
+		re, err := rawEvaluationTransaction(ctx, d, pd.EvalPoolRaw, pd.EvalActorID, o.limits)
+		if err != nil {
+			return fmt.Errorf("raw evaluation transaction: %w", err)
+		}
+		rep.Raw[rawEvalTx] = re
+		logf("  %s tx/s, p99 %s", rate(re.rate()), ms(re.pct(.99)))
+	}
+	checkBudgets(ctx, d, ds.Proc)
+	if pd := ds.Proc; pd != nil && pd.BudgetCheckMeasured {
+		logf("budget lines: %s", pd.BudgetCheck)
+	}
 
 	rep.ratios()
 	rep.Total = time.Since(began)
@@ -289,7 +316,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	rep.Notes = append(rep.Notes,
 		"The SLA job's first run is pushed past the end of the run (sla.firstRunDelay = 1h) so that it does not move the overdue contracts in the middle of a scenario.",
-		"The raw transaction runs with the server stopped, on the same database: next to the server's writer on SQLite it would measure the two writers' fight for the file lock.")
+		"The raw transactions run with the server stopped, on the same database: next to the server's writer on SQLite it would measure the two writers' fight for the file lock.")
 	if d.driver == "postgres" {
 		rep.Notes = append(rep.Notes, "VACUUM ANALYZE runs after the bulk load, as autovacuum would within a minute or so: without the visibility map the planner prefers sequential scans to the covering indexes.")
 	} else {

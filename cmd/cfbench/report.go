@@ -236,6 +236,7 @@ func (r *report) targets() []target {
 		ts = append(ts, target{"list p99 < 20 ms while logins run at full speed",
 			fmt.Sprintf("list p99 %s (%s req/s) with %s logins/s", ms(h.pct(.99)), rate(h.rate()), rate(lg.rate())), verdict(h.pct(.99) < 20*time.Millisecond && h.Errors == 0)})
 	}
+	ts = append(ts, r.procTargets()...)
 	ts = append(ts, target{"idle RSS < 30 MiB", fmt.Sprintf("%s (anonymous %s + file pages %s)", mib(r.IdleRSS), mib(r.IdleAnon), mib(r.IdleFile)),
 		verdict(r.IdleRSS > 0 && r.IdleRSS < 30<<20)})
 	return ts
@@ -259,6 +260,9 @@ func (r *report) markdown() string {
 		phases = append(phases, fmt.Sprintf("%s %s", p.Phase, thousands(ds.ByPhase[p.Phase])))
 	}
 	w("- Live contracts by phase: %s\n", strings.Join(phases, ", "))
+	if ds.Proc != nil {
+		w("%s", ds.Proc.describe())
+	}
 	w("- Load: %d clients per scenario for %s (request cap %s), keep-alive HTTP/1.1 on 127.0.0.1\n\n",
 		r.Limits.Clients, r.Limits.Duration, thousands(r.Limits.MaxOps))
 
@@ -269,7 +273,7 @@ func (r *report) markdown() string {
 			ms(h.pct(.5)), ms(h.pct(.95)), ms(h.pct(.99)), h.Errors, pct(h.Ratio), h.RawOf, cpuMS(h.cpuPerOp()), mib(h.PeakRSS))
 	}
 	w("\n| Raw limit | Clients | Operations | ops/s | p50 | p95 | p99 | Errors | CPU/op |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, name := range []string{rawTx, rawHash, rawFiber} {
+	for _, name := range []string{rawTx, rawEvalTx, rawHash, rawFiber} {
 		if x, ok := r.Raw[name]; ok {
 			w("| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", name, x.Clients, thousands(x.Ops), rate(x.rate()),
 				ms(x.pct(.5)), ms(x.pct(.95)), ms(x.pct(.99)), x.Errors, cpuMS(x.cpuPerOp()))
@@ -292,13 +296,13 @@ func (r *report) markdown() string {
 	for _, h := range r.HTTP {
 		w("- **%s**: %s.\n", h.Name, h.Note)
 	}
-	for _, name := range []string{rawTx, rawHash, rawFiber} {
+	for _, name := range []string{rawTx, rawEvalTx, rawHash, rawFiber} {
 		if x, ok := r.Raw[name]; ok {
 			w("- **%s**: %s.\n", name, x.Note)
 		}
 	}
 	var errs []string
-	for _, h := range append(append([]result(nil), r.HTTP...), r.Raw[rawTx], r.Raw[rawHash], r.Raw[rawFiber]) {
+	for _, h := range append(append([]result(nil), r.HTTP...), r.Raw[rawTx], r.Raw[rawEvalTx], r.Raw[rawHash], r.Raw[rawFiber]) {
 		if h.FirstErr != "" {
 			errs = append(errs, fmt.Sprintf("- %s: %d errors; first: `%s`", h.Name, h.Errors, strings.ReplaceAll(h.FirstErr, "`", "'")))
 		}
@@ -307,7 +311,7 @@ func (r *report) markdown() string {
 		w("\nErrors:\n\n%s\n", strings.Join(errs, "\n"))
 	}
 
-	w("\n### Targets (issue 8)\n\n")
+	w("\n### Targets (issues 8, 15 and 16)\n\n")
 	if ds.Contracts != 100_000 {
 		w("The targets are stated for 100 000 contracts; this run had %s.\n\n", thousands(ds.Contracts))
 	}
@@ -331,8 +335,9 @@ hand. Each run replaces the section of the database it ran on and keeps the othe
 
 How a run works: it builds ` + "`cmd/contractflow`" + ` (as ` + "`make build`" + ` does), starts it on 127.0.0.1 on a fresh
 database with the rate limits raised by configuration, creates master data and one user per role
-through the API, stops it, bulk-inserts the rest of the users and the contracts with their approvals
-and comments in SQL, starts it again (the start-up time with the data set), and drives each scenario
+through the API, stops it, bulk-inserts the rest of the users, the contracts with their approvals
+and comments, the purchase evaluations with their quotations and history, and budgets whose lines
+contracts name, in SQL, starts it again (the start-up time with the data set), and drives each scenario
 with a fixed number of keep-alive clients for a fixed time and a request cap. Latencies are per
 request, measured by the client until the whole response is read; percentiles are nearest-rank.
 The raw limits run in the same run on the same machine, each next to the scenarios compared with
@@ -340,7 +345,7 @@ it so that both see the same background load: the trivial Fiber JSON handler (in
 another port) before the GET scenarios, the argon2id hash alone before the logins, and the
 transition's writes as one database/sql transaction on the same database right after the
 transition scenario, with the server stopped. Ratios are HTTP rate / raw rate: transition / raw
-transaction, login / hash, every GET / Fiber handler. The server's peak RSS per scenario is its
+transaction, login / hash, every GET / Fiber handler; the evaluation writes / the raw evaluation transaction. The server's peak RSS per scenario is its
 VmHWM after clearing it (` + "`/proc/<pid>/clear_refs`" + `), cross-checked by sampling VmRSS every 20 ms.
 The machine is shared: read the load average beside each table before comparing runs.
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -23,6 +24,7 @@ type session struct {
 	peakRSS  int64          // highest VmHWM seen over the whole run
 	prof     *profiler      // --pprof: profiles per scenario
 	exported atomic.Int64
+	proc     procTokens // evaluations.go
 }
 
 // scenario is one HTTP load of issue 8 step 3.
@@ -144,7 +146,7 @@ func (s *session) scenarios() []scenario {
 		}
 	}
 	exportWindow := max(l.Duration, 30*time.Second)
-	return []scenario{
+	return slices.Insert([]scenario{
 		{name: "export 100k rows", rawOf: rawFiber, limits: limits{Clients: 1, Duration: exportWindow, MaxOps: 3},
 			fn:   export("/api/reports/contracts/export"),
 			note: fmt.Sprintf("GET /api/reports/contracts/export, every live contract (%s rows), sequential", thousands(len(ds.LiveIDs)))},
@@ -161,7 +163,7 @@ func (s *session) scenarios() []scenario {
 			note: fmt.Sprintf("GET /api/reports/contracts/export?phase=%s (%s rows)", ds.ExportPhase, thousands(ds.ExportRows))},
 		{name: "login", rawOf: rawHash, limits: l, fn: s.loginOp(),
 			note: fmt.Sprintf("POST /api/auth/login, %s distinct users round-robin", thousands(len(ds.LoginEmails)))},
-	}
+	}, 4, s.evaluationInbox()...) // after the contract detail
 }
 
 // transition moves distinct contracts DangSoanThao → DangDamPhan as
