@@ -454,7 +454,8 @@ func duplicateLine(code string) error {
 }
 
 // mutateBudget runs fn in a transaction holding the budget's lock, then
-// recomputes the totals of the lines fn names and of the budget, then runs
+// recomputes the totals of the lines fn names (those it wrote; a deleted
+// line's too) and of the budget, then runs
 // the optional then (which reads the answer: in the transaction, so that a
 // concurrent delete cannot take the row away between write and read).
 func (s *Service) mutateBudget(ctx context.Context, budgetID string, fn func(ctx context.Context, b *Budget) ([]string, error),
@@ -468,8 +469,10 @@ func (s *Service) mutateBudget(ctx context.Context, budgetID string, fn func(ctx
 		if err != nil {
 			return err
 		}
-		if err := s.store.recompute(ctx, b.ID, lines...); err != nil {
-			return err
+		if len(lines) > 0 { // nothing written, nothing to recompute
+			if err := s.store.recompute(ctx, b.ID, lines...); err != nil {
+				return err
+			}
 		}
 		for _, f := range then {
 			if err := f(ctx); err != nil {
@@ -605,7 +608,7 @@ func (s *Service) DeleteLine(ctx context.Context, p authn.Principal, budgetID, l
 		if b.Status != StatusDraft {
 			return nil, apperr.Conflict("not_deletable", "Budget "+b.Code+" is "+b.Status+"; lines are deleted only while it is Draft.")
 		}
-		return nil, s.store.deleteLine(ctx, l.ID, actor(p), s.now())
+		return []string{l.ID}, s.store.deleteLine(ctx, l.ID, actor(p), s.now())
 	})
 }
 
