@@ -296,8 +296,16 @@ func TestRefresh(t *testing.T) {
 			app.Run(t, []testkit.Scenario{
 				{Name: "garbage", Request: testkit.Request{Method: "POST", Path: "/api/auth/refresh", Body: map[string]string{"refreshToken": "not-a-token"}},
 					Status: 401, Code: "token_invalid"},
+				// Issue 18: any string that is not a live refresh token is 401,
+				// whatever its length or shape.
 				{Name: "an access token is no refresh token", Request: testkit.Request{Method: "POST", Path: "/api/auth/refresh", Body: map[string]string{"refreshToken": admin}},
-					Status: 400, Code: "validation_failed", Fields: []string{"RefreshToken"}},
+					Status: 401, Code: "token_invalid"},
+				{Name: "a long random string", Request: testkit.Request{Method: "POST", Path: "/api/auth/refresh", Body: map[string]string{"refreshToken": strings.Repeat("x9-_", 2000)}},
+					Status: 401, Code: "token_invalid"},
+				{Name: "Vietnamese text", Request: testkit.Request{Method: "POST", Path: "/api/auth/refresh", Body: map[string]string{"refreshToken": "Nguyễn Thị Ánh"}},
+					Status: 401, Code: "token_invalid"},
+				{Name: "an access token to logout", Request: testkit.Request{Method: "POST", Path: "/api/auth/logout", Token: admin, Body: map[string]string{"refreshToken": admin}},
+					Status: 204},
 				{Name: "missing", Request: testkit.Request{Method: "POST", Path: "/api/auth/refresh", Body: map[string]string{}},
 					Status: 400, Code: "validation_failed", Fields: []string{"RefreshToken"}},
 				{Name: "wrong type", Request: testkit.Request{Method: "POST", Path: "/api/auth/refresh", Body: `{"refreshToken": ["a"]}`},

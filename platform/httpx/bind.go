@@ -85,7 +85,7 @@ func decode(body []byte, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return apperr.FieldError("Body", "The body must hold exactly one JSON value.")
 	}
-	return nil
+	return checkBodyText(body, dst)
 }
 
 func decodeError(body []byte, dst any, err error) error {

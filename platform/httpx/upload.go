@@ -57,7 +57,32 @@ func ReadUpload(c *fiber.Ctx, field string, maxBytes int64) (*Upload, error) {
 	if files[0].Size > maxBytes {
 		return nil, TooLarge(maxBytes)
 	}
+	if err := checkFormText(form.Value, files[0].Filename); err != nil {
+		return nil, err
+	}
 	return &Upload{File: files[0], values: form.Value}, nil
+}
+
+// checkFormText applies the text rule to the form's fields and the file's
+// name, which is stored and shown again.
+func checkFormText(values map[string][]string, fileName string) error {
+	fields := apperr.Fields{}
+	if msg := TextProblem(fileName); msg != "" {
+		fields.Add("File", "The file name "+lower(msg))
+	}
+	for k, vs := range values {
+		if msg := TextProblem(k); msg != "" {
+			fields.Add("Body", "A form field name "+lower(msg))
+			continue
+		}
+		for _, v := range vs {
+			if msg := TextProblem(v); msg != "" {
+				fields.Add(pascal(k), msg)
+				break
+			}
+		}
+	}
+	return fields.Err()
 }
 
 // TooLarge is the 413 of a file over its limit.

@@ -187,7 +187,8 @@ func (k *Kernel) buildHTTP() error {
 				}
 				chain = append(chain, guard.Handler(r.Access))
 			}
-			chain = append(chain, r.Handler)
+			// The text rule of query strings (DESIGN §1), after the guard.
+			chain = append(chain, httpx.CheckQuery, r.Handler)
 			f.Add(r.Method, r.Path, chain...)
 			k.routes = append(k.routes, routeEntry{Module: m.Info().Name, Route: r})
 		}

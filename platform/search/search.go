@@ -166,6 +166,16 @@ func Words(query string) []string { return strings.Fields(Fold(query)) }
 // and the index names the operator class by the schema the extension lives
 // in.
 func TrigramIndex(tx *gorm.DB, table string) error {
+	return trigramIndex(tx, table, " WHERE deleted_at IS NULL")
+}
+
+// TrigramIndexAll is TrigramIndex for a table without soft delete (users):
+// the index covers every row.
+func TrigramIndexAll(tx *gorm.DB, table string) error {
+	return trigramIndex(tx, table, "")
+}
+
+func trigramIndex(tx *gorm.DB, table, where string) error {
 	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
@@ -185,7 +195,7 @@ func TrigramIndex(tx *gorm.DB, table string) error {
 		}
 	}
 	opclass := `"` + strings.ReplaceAll(schema, `"`, `""`) + `".gin_trgm_ops`
-	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (search_text %s) WHERE deleted_at IS NULL`, table, opclass)).Error
+	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (search_text %s)%s`, table, opclass, where)).Error
 }
 
 func trgmSchema(tx *gorm.DB) (string, error) {

@@ -78,7 +78,9 @@ type LoginRequest struct {
 }
 
 type RefreshRequest struct {
-	RefreshToken string `json:"refreshToken" validate:"required,max=200"`
+	// No length or format rule: whatever string is not a live refresh
+	// token is 401 token_invalid, so the answer hints at no format.
+	RefreshToken string `json:"refreshToken" validate:"required"`
 }
 
 type ChangePasswordRequest struct {

@@ -1,6 +1,13 @@
 package core
 
-import "github.com/contractflow/contractflow/platform/migrate"
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"github.com/contractflow/contractflow/platform/migrate"
+	"github.com/contractflow/contractflow/platform/search"
+)
 
 // Migrations are frozen: append new ones, never edit these.
 func Migrations() []migrate.Migration {
@@ -66,5 +73,24 @@ func Migrations() []migrate.Migration {
 			permissions_version BIGINT NOT NULL,
 			users_version BIGINT NOT NULL)`,
 		`INSERT INTO identity_state (id, permissions_version, users_version) VALUES (1, 0, 0)`,
-	)}}
+	)}, {Version: 2, Name: "users search_text", Up: v2SearchText}}
+}
+
+// v2SearchText adds search_text (email and full name, folded as
+// platform/search folds: SQLite's LOWER knows only ASCII, so "ánh" never
+// found "Ánh"), fills it for existing users and indexes it on Postgres.
+func v2SearchText(_ context.Context, tx *gorm.DB) error {
+	if err := tx.Exec(`ALTER TABLE users ADD COLUMN search_text TEXT NOT NULL DEFAULT ''`).Error; err != nil {
+		return err
+	}
+	var rows []struct{ ID, Email, FullName string }
+	if err := tx.Raw(`SELECT id, email, full_name FROM users`).Scan(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := tx.Exec(`UPDATE users SET search_text = ? WHERE id = ?`, userSearchText(r.Email, r.FullName), r.ID).Error; err != nil {
+			return err
+		}
+	}
+	return search.TrigramIndexAll(tx, "users")
 }

@@ -19,6 +19,7 @@ type User struct {
 	Email             string
 	NormalizedEmail   string
 	FullName          string
+	SearchText        string // search.Text(email, full name): what GET /api/users?search= matches
 	PasswordHash      string
 	IsActive          bool
 	SecurityStamp     string

@@ -9,6 +9,7 @@ import (
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/kernel"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 // DefaultAdminPassword is the password the administrator is seeded with
@@ -18,6 +19,11 @@ const DefaultAdminPassword = "ChangeMe-Admin-2026"
 // Start loads the permission matrix into the enforcer and notes the change
 // counters; it runs at provision, before any request.
 func (s *Service) Start(ctx context.Context) error {
+	indexed, err := search.EnsureIndexes(ctx, s.db, s.log, "users")
+	if err != nil {
+		return err
+	}
+	s.store.indexed = indexed["users"]
 	if err := s.loadPolicies(ctx); err != nil {
 		return err
 	}

@@ -248,7 +248,7 @@ func (s *Service) UpdateUser(ctx context.Context, actor authn.Principal, id stri
 	}
 	now := s.now()
 	err = s.db.InTx(ctx, func(ctx context.Context) error {
-		cols := map[string]any{"full_name": in.FullName, "is_active": *in.IsActive,
+		cols := map[string]any{"full_name": in.FullName, "search_text": userSearchText(u.Email, in.FullName), "is_active": *in.IsActive,
 			"updated_at": now, "updated_by": actor.UserID}
 		if u.IsActive && !*in.IsActive {
 			cols["security_stamp"] = uuid.NewString()

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -11,12 +10,17 @@ import (
 
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/paging"
+	"github.com/contractflow/contractflow/platform/search"
 )
 
 // store is the only code that touches the identity tables.
 type store struct {
-	db *db.DB
+	db      *db.DB
+	indexed bool // users has a SQLite trigram index (platform/search)
 }
+
+// userSearchText is what a users search matches: the email and the name.
+func userSearchText(email, fullName string) string { return search.Text(email, fullName) }
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
 
@@ -65,9 +69,8 @@ type userFilter struct {
 
 func (s *store) listUsers(ctx context.Context, f userFilter, req paging.Request) ([]User, int64, error) {
 	q := s.conn(ctx).Model(&User{})
-	if f.Search != "" {
-		like := db.Contains(strings.ToLower(f.Search))
-		q = q.Where("(normalized_email LIKE ? "+db.LikeEscape+" OR LOWER(full_name) LIKE ? "+db.LikeEscape+")", like, like)
+	for _, w := range search.Words(f.Search) {
+		q = search.Match(q, "users", s.indexed, w)
 	}
 	if f.IsActive != nil {
 		q = q.Where("is_active = ?", *f.IsActive)
@@ -88,6 +91,7 @@ func (s *store) listUsers(ctx context.Context, f userFilter, req paging.Request)
 }
 
 func (s *store) createUser(ctx context.Context, u *User, roleIDs []string) error {
+	u.SearchText = userSearchText(u.Email, u.FullName)
 	if err := s.conn(ctx).Create(u).Error; err != nil {
 		return err
 	}
