@@ -83,8 +83,14 @@ func TestContractHookWarn(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		var overdrawn atomic.Int64
 		e.app.Kernel.App().Bus.Subscribe(budgetmod.TopicOverdrawn, events.AfterCommit, func(_ context.Context, ev events.Event) error {
+			// What the notifications module stores: the drafter and the
+			// budget keepers are told, not the administrator who moved it.
 			if o, ok := ev.(budgetmod.Overdrawn); ok && o.Amount > 0 {
-				overdrawn.Add(1)
+				n := o.Notifications()
+				if len(n) == 1 && n[0].Kind == "budget.overdrawn" && n[0].EntityID == o.ContractID && len(n[0].UserIDs) == 1 &&
+					n[0].UserIDs[0] == o.DrafterID && n[0].ExceptUserID == *o.ActorID && len(n[0].Roles) == 2 {
+					overdrawn.Add(1)
+				}
 			}
 			return nil
 		})
