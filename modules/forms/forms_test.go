@@ -713,7 +713,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	slices.Sort(documented)
 	slices.Sort(mounted)
-	if len(mounted) != 6 || !slices.Equal(documented, mounted) {
+	if len(mounted) != 7 || !slices.Equal(documented, mounted) {
 		t.Errorf("documented %v\nmounted    %v", documented, mounted)
 	}
 }

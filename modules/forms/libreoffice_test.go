@@ -15,10 +15,15 @@ import (
 // TestRenderedFilesOpenInLibreOffice converts every rendered seeded template
 // to PDF with LibreOffice, and the price schedule to CSV to see that its
 // formulas compute over the numbers rendering wrote. It needs soffice on
-// the PATH (Debian: libreoffice-writer-nogui, libreoffice-calc-nogui) and is
-// skipped without it or with -short.
+// the PATH (Debian: libreoffice-writer-nogui, libreoffice-calc-nogui, which
+// .ci/run installs) and is skipped without it or with -short — except under
+// CI=true, where a missing LibreOffice fails the test: a CI machine that
+// never opens the documents checks nothing.
 func TestRenderedFilesOpenInLibreOffice(t *testing.T) {
 	soffice, err := exec.LookPath("soffice")
+	if err != nil && os.Getenv("CI") == "true" {
+		t.Fatal("CI=true but soffice is not installed: install libreoffice-writer-nogui and libreoffice-calc-nogui (.ci/run does)")
+	}
 	if err != nil || testing.Short() {
 		t.Skip("soffice not installed (or -short)")
 	}

@@ -39,6 +39,13 @@ type Lookup interface {
 	Project(ctx context.Context, id string) (Ref, error)
 	// Department returns a live department, or an apperr NotFound error.
 	Department(ctx context.Context, id string) (Ref, error)
+	// SupplierParty returns what a live supplier's record says about it as
+	// a contract's party B (tax code, address, bank account …), or an
+	// apperr NotFound error.
+	SupplierParty(ctx context.Context, id string) (SupplierParty, error)
+	// ProjectSite returns a live project's client and location, or an
+	// apperr NotFound error.
+	ProjectSite(ctx context.Context, id string) (ProjectSite, error)
 
 	// Suppliers maps ids to live suppliers in one query (per 500 ids);
 	// unknown and deleted ids are left out.
@@ -73,6 +80,13 @@ type SupplierFactsRegistry interface {
 
 // Ref is a master-data record as other modules see it: {ID, Code, Name, IsActive}.
 type Ref = core.Ref
+
+// SupplierParty is a supplier's record as a contract party: Ref plus
+// TaxCode, Address, Phone, Email, ContactPerson, BankAccount, BankName.
+type SupplierParty = core.SupplierParty
+
+// ProjectSite is a project's record for documents: Ref plus Client, Location.
+type ProjectSite = core.ProjectSite
 
 // Kind names a resource: KindSupplier, KindProject or KindDepartment.
 type Kind = core.Kind

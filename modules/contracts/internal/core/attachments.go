@@ -231,14 +231,24 @@ func (s *Service) DraftExport(ctx context.Context, p authn.Principal, id string,
 	return s.storeAttachment(ctx, p, c, PurposeDraftExport, storage.SanitizeFileName(name), contentType, ext, bytes.NewReader(body), maxBytes)
 }
 
-// exportData is the draft data overlaid with the contract's own facts,
-// which win over same-named draft fields. The facts go under the
-// placeholder names the templates share (forms.Field…) and under the
-// contract's own property names.
+// exportData is the draft data overlaid with the facts the contract and
+// its supplier and project records hold. Every fact a record holds wins
+// over a same-named draft field, so a draft can never name one company as
+// party B and give another's tax code or bank account; draft data fills
+// only what a record leaves empty. The facts go under the placeholder names
+// the templates share (forms.Field…) and under the contract's own property
+// names. A supplier or project that cannot be looked up fails the export:
+// a document with half the facts missing is worse than none.
 func (s *Service) exportData(ctx context.Context, c *Contract) (map[string]any, error) {
 	data := map[string]any{}
 	if err := json.Unmarshal([]byte(c.DraftData), &data); err != nil {
 		return nil, fmt.Errorf("draft data of %s: %w", c.ID, err)
+	}
+	// set writes a record's fact; an empty one leaves the draft's value.
+	set := func(key, value string) {
+		if value != "" {
+			data[key] = value
+		}
 	}
 	data["title"] = c.Title
 	data["contractType"] = c.ContractType
@@ -248,13 +258,26 @@ func (s *Service) exportData(ctx context.Context, c *Contract) (map[string]any, 
 	if c.MaHopDong != nil {
 		data["maHopDong"], data[forms.FieldContractCode] = *c.MaHopDong, *c.MaHopDong
 	}
-	if sup, err := s.MasterData.Supplier(ctx, c.SupplierID); err == nil {
-		data["supplierCode"], data["supplierName"], data[forms.FieldPartyBName] = sup.Code, sup.Name, sup.Name
+	sup, err := s.MasterData.SupplierParty(ctx, c.SupplierID)
+	if err != nil {
+		return nil, exportLookupError("supplier", err)
 	}
+	set("supplierCode", sup.Code)
+	set("supplierName", sup.Name)
+	set(forms.FieldPartyBName, sup.Name)
+	set(forms.FieldPartyBTaxCode, sup.TaxCode)
+	set(forms.FieldPartyBAddress, sup.Address)
+	set(forms.FieldPartyBRepresentative, sup.ContactPerson)
+	set(forms.FieldPartyBBankAccount, sup.BankAccount)
+	set(forms.FieldPartyBBankName, sup.BankName)
 	if c.ProjectID != nil {
-		if pr, err := s.MasterData.Project(ctx, *c.ProjectID); err == nil {
-			data[forms.FieldProjectCode], data[forms.FieldProjectName] = pr.Code, pr.Name
+		pr, err := s.MasterData.ProjectSite(ctx, *c.ProjectID)
+		if err != nil {
+			return nil, exportLookupError("project", err)
 		}
+		set(forms.FieldProjectCode, pr.Code)
+		set(forms.FieldProjectName, pr.Name)
+		set(forms.FieldProjectLocation, pr.Location)
 	}
 	for k, v := range map[string]*string{"startDate": c.StartDate, "endDate": c.EndDate} {
 		if v != nil {
@@ -262,4 +285,14 @@ func (s *Service) exportData(ctx context.Context, c *Contract) (map[string]any, 
 		}
 	}
 	return data, nil
+}
+
+// exportLookupError turns a failed supplier or project lookup into the
+// export's answer: a record deleted since the contract was drafted is a
+// state the drafter can fix (409); anything else is the server's fault.
+func exportLookupError(what string, err error) error {
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		return apperr.Conflict("not_editable", fmt.Sprintf("The contract's %s no longer exists; choose another %[1]s before exporting.", what))
+	}
+	return fmt.Errorf("draft export: look up the %s: %w", what, err)
 }

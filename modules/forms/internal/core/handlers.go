@@ -71,6 +71,18 @@ func (h handlers) render(c *fiber.Ctx) error {
 	return c.SendStream(bytes.NewReader(doc.Body), len(doc.Body))
 }
 
+// file answers the template's stored file as a download.
+func (h handlers) file(c *fiber.Ctx) error {
+	doc, err := h.svc.TemplateFile(c.UserContext(), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, doc.ContentType)
+	c.Set(fiber.HeaderContentDisposition, httpx.ContentDisposition(doc.FileName))
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.SendStream(bytes.NewReader(doc.Body), len(doc.Body))
+}
+
 func (h handlers) create(c *fiber.Ctx) error {
 	up, err := h.readUpload(c)
 	if err != nil {

@@ -18,5 +18,6 @@ func (s *Service) Routes(r *httpx.Routes) {
 		return s.Update(c.UserContext(), caller(c), c.Params("id"), in)
 	}))
 	r.Post("/api/forms/templates/:id/render", httpx.Require("Forms.Read"), h.render)
+	r.Get("/api/forms/templates/:id/file", httpx.Require("Forms.Read"), h.file)
 	r.Put("/api/forms/templates/:id/file", httpx.Require("Forms.Update"), h.replaceFile)
 }

@@ -236,6 +236,26 @@ func (s *Service) RenderTemplate(ctx context.Context, id string, data map[string
 	return Document{FileName: downloadName(t, format), ContentType: format.ContentType(), Body: out}, nil
 }
 
+// TemplateFile is the stored file of a template, as it was uploaded or
+// seeded, so an administrator can correct it in Word or Excel and upload it
+// back with PUT …/file. It answers whether or not the template is active.
+func (s *Service) TemplateFile(ctx context.Context, id string) (Document, error) {
+	t, err := s.find(ctx, id)
+	if err != nil {
+		return Document{}, err
+	}
+	file, err := s.readFile(ctx, t)
+	if err != nil {
+		return Document{}, err
+	}
+	format := render.Format(t.Format)
+	name := t.FileName
+	if name == "" {
+		name = downloadName(t, format)
+	}
+	return Document{FileName: storage.SanitizeFileName(name), ContentType: format.ContentType(), Body: file}, nil
+}
+
 func fileMissing(t *Template) error {
 	return apperr.Conflict("template_file_missing",
 		fmt.Sprintf("The file of template %s is missing from storage; upload it again (PUT /api/forms/templates/%s/file).", t.FormCode, t.ID))

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -467,6 +469,43 @@ func TestXlsx(t *testing.T) {
 	}
 	if p, _ := g.GetCalcProps(); p.FullCalcOnLoad == nil || !*p.FullCalcOnLoad {
 		t.Error("the workbook does not ask for recalculation")
+	}
+	// Issue 18: a viewer that does not recalculate shows the cached value.
+	if v := get("Sheet1", "B4"); v != "3750000" {
+		t.Errorf("B4 caches %q, want the computed 3750000", v)
+	}
+}
+
+// TestXlsxCachesTotals renders the seeded price schedule: every total a
+// viewer that does not recalculate would show comes with its value.
+func TestXlsxCachesTotals(t *testing.T) {
+	file, err := os.ReadFile("../../../../seeds/templates/NCC-PL01.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := []Field{{Name: "vatRate", Type: Number}}
+	data := map[string]any{"vatRate": 10}
+	for i := 1; i <= 3; i++ {
+		spec = append(spec, Field{Name: fmt.Sprintf("item%dQty", i), Type: Number}, Field{Name: fmt.Sprintf("item%dPrice", i), Type: Money})
+		data[fmt.Sprintf("item%dQty", i)], data[fmt.Sprintf("item%dPrice", i)] = i, 1000*i
+	}
+	out, _, err := Render(file, mustValues(t, spec, data), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := excelize.OpenReader(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet := g.GetSheetList()[0]
+	// 1·1000 + 2·2000 + 3·3000 = 14000; VAT 10 % = 1400; total 15400.
+	for cell, want := range map[string]string{"G8": "1000", "G10": "9000", "G11": "14000", "G12": "1400", "G13": "15400"} {
+		if v, _ := g.GetCellValue(sheet, cell, excelize.Options{RawCellValue: true}); v != want {
+			t.Errorf("%s caches %q, want %s", cell, v, want)
+		}
+		if fx, _ := g.GetCellFormula(sheet, cell); fx == "" {
+			t.Errorf("%s lost its formula", cell)
+		}
 	}
 }
 

@@ -3,6 +3,8 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
@@ -133,6 +135,9 @@ func renderXlsx(p *pkg, vals Values) ([]byte, error) {
 	if err := f.UpdateLinkedValue(); err != nil {
 		return nil, err
 	}
+	cacheFormulaValues(f)
+	// Viewers that calculate recalculate everything on opening; the cached
+	// values above serve those that do not (previews, phones, converters).
 	recalc := true
 	if err := f.SetCalcProps(&excelize.CalcPropsOptions{FullCalcOnLoad: &recalc}); err != nil {
 		return nil, err
@@ -142,4 +147,45 @@ func renderXlsx(p *pkg, vals Values) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// cacheFormulaValues stores, beside every formula the renderer can
+// compute (arithmetic and SUM over the typed number cells it just wrote),
+// the computed value, so a viewer that does not recalculate shows the
+// totals instead of empty cells. A formula it cannot compute (a placeholder
+// left unfilled, a function excelize lacks) keeps no cached value; Excel and
+// LibreOffice recalculate it on load anyway (fullCalcOnLoad).
+func cacheFormulaValues(f *excelize.File) {
+	for _, sheet := range f.GetSheetList() {
+		rows, err := f.GetRows(sheet, excelize.Options{RawCellValue: true})
+		if err != nil {
+			continue
+		}
+		for r, row := range rows {
+			for c := range row {
+				cell, err := excelize.CoordinatesToCellName(c+1, r+1)
+				if err != nil {
+					continue
+				}
+				formula, err := f.GetCellFormula(sheet, cell)
+				if err != nil || formula == "" {
+					continue
+				}
+				v, err := f.CalcCellValue(sheet, cell, excelize.Options{RawCellValue: true})
+				if err != nil || v == "" {
+					continue
+				}
+				n, err := strconv.ParseFloat(v, 64)
+				if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+					continue
+				}
+				// SetCellFloat writes the value and drops the formula, which
+				// SetCellFormula then puts back over the cached value.
+				if f.SetCellFloat(sheet, cell, n, -1, 64) != nil {
+					continue
+				}
+				_ = f.SetCellFormula(sheet, cell, formula)
+			}
+		}
+	}
 }

@@ -27,6 +27,20 @@ type Ref struct {
 	IsActive bool   `json:"isActive"`
 }
 
+// SupplierParty is what a supplier's record says about it as party B of a
+// contract; a field the record leaves empty is "".
+type SupplierParty struct {
+	Ref
+	TaxCode, Address, Phone, Email, ContactPerson, BankAccount, BankName string
+}
+
+// ProjectSite is what a project's record says for a contract's project
+// placeholders; a field the record leaves empty is "".
+type ProjectSite struct {
+	Ref
+	Client, Location string
+}
+
 // TopicDeleted is published inside the transaction that soft-deletes a
 // supplier, project or department.
 const TopicDeleted = "masterdata.deleted"

@@ -71,6 +71,29 @@ func (s *Service) Project(ctx context.Context, id string) (Ref, error) {
 	return s.projects.ref(ctx, id)
 }
 
+// SupplierParty returns a live supplier's party facts, or NotFound.
+func (s *Service) SupplierParty(ctx context.Context, id string) (SupplierParty, error) {
+	sup, err := s.suppliers.get(ctx, id)
+	if err != nil {
+		return SupplierParty{}, err
+	}
+	return SupplierParty{
+		Ref:     Ref{ID: sup.ID, Code: sup.Code, Name: sup.Name, IsActive: sup.IsActive},
+		TaxCode: deref(sup.TaxCode), Address: deref(sup.Address), Phone: deref(sup.Phone), Email: deref(sup.Email),
+		ContactPerson: deref(sup.ContactPerson), BankAccount: deref(sup.BankAccount), BankName: deref(sup.BankName),
+	}, nil
+}
+
+// ProjectSite returns a live project's site facts, or NotFound.
+func (s *Service) ProjectSite(ctx context.Context, id string) (ProjectSite, error) {
+	p, err := s.projects.get(ctx, id)
+	if err != nil {
+		return ProjectSite{}, err
+	}
+	return ProjectSite{Ref: Ref{ID: p.ID, Code: p.Code, Name: p.Name, IsActive: p.IsActive},
+		Client: deref(p.Client), Location: deref(p.Location)}, nil
+}
+
 func (s *Service) Department(ctx context.Context, id string) (Ref, error) {
 	return s.departments.ref(ctx, id)
 }
