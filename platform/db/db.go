@@ -269,6 +269,23 @@ func Page(q *gorm.DB, req paging.Request) *gorm.DB {
 	return q.Order(tie).Limit(req.PageSize).Offset(req.Offset())
 }
 
+// PageOf reads one page of q's rows and how many rows q has in all. The
+// page comes first; the count runs only when the page does not settle it
+// (a page shorter than pageSize after offset o means o+len rows in all).
+func PageOf[T any](q *gorm.DB, req paging.Request) ([]T, int64, error) {
+	rows := []T{}
+	if err := Page(q.Session(&gorm.Session{}), req).Find(&rows).Error; err != nil {
+		return nil, 0, err
+	}
+	total := int64(req.Offset() + len(rows))
+	if len(rows) == req.PageSize || (len(rows) == 0 && req.Offset() > 0) {
+		if err := q.Count(&total).Error; err != nil {
+			return nil, 0, err
+		}
+	}
+	return rows, total, nil
+}
+
 // Contains returns a LIKE pattern matching text anywhere, with LIKE's own
 // wildcards escaped; use it with LikeEscape.
 func Contains(text string) string {

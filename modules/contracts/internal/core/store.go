@@ -56,7 +56,7 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 		}
 		q = q.Where(own)
 	}
-	return s.page(q, req)
+	return db.PageOf[Contract](q, req)
 }
 
 // inbox lists the contracts waiting in a phase the caller's roles see,
@@ -65,22 +65,7 @@ func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging
 	cond, args := sc.Inbox()
 	q := s.live(ctx).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "contracts.sla_deadline"}}
-	return s.page(q, req)
-}
-
-func (s *store) page(q *gorm.DB, req paging.Request) ([]Contract, int64, error) {
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var rows []Contract
-	if total == 0 {
-		return rows, 0, nil
-	}
-	if err := db.Page(q, req).Find(&rows).Error; err != nil {
-		return nil, 0, err
-	}
-	return rows, total, nil
+	return db.PageOf[Contract](q, req)
 }
 
 func (s *store) get(ctx context.Context, id string) (*Contract, error) {

@@ -79,15 +79,7 @@ func (s *store) listUsers(ctx context.Context, f userFilter, req paging.Request)
 		q = q.Where("id IN (?)", s.conn(ctx).Table("user_roles").Select("user_roles.user_id").
 			Joins("JOIN roles ON roles.id = user_roles.role_id").Where("roles.name = ?", f.Role))
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var users []User
-	if err := db.Page(q, req).Find(&users).Error; err != nil {
-		return nil, 0, err
-	}
-	return users, total, nil
+	return db.PageOf[User](q, req)
 }
 
 func (s *store) createUser(ctx context.Context, u *User, roleIDs []string) error {

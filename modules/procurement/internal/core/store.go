@@ -44,7 +44,7 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 	for _, w := range search.Words(f.Search) {
 		q = search.Match(q, "purchase_evaluations", s.indexed, w)
 	}
-	return s.page(q, req)
+	return db.PageOf[Evaluation](q, req)
 }
 
 // inbox lists the evaluations waiting in a phase the caller's roles see,
@@ -53,22 +53,7 @@ func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging
 	cond, args := sc.Inbox()
 	q := s.live(ctx).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "purchase_evaluations.sla_deadline"}, {Column: "purchase_evaluations.id"}}
-	return s.page(q, req)
-}
-
-func (s *store) page(q *gorm.DB, req paging.Request) ([]Evaluation, int64, error) {
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var rows []Evaluation
-	if total == 0 {
-		return rows, 0, nil
-	}
-	if err := db.Page(q, req).Find(&rows).Error; err != nil {
-		return nil, 0, err
-	}
-	return rows, total, nil
+	return db.PageOf[Evaluation](q, req)
 }
 
 func (s *store) get(ctx context.Context, id string) (*Evaluation, error) {
