@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
@@ -20,10 +21,14 @@ type Scope struct {
 	phases []definitionPhases
 }
 
-// definitionPhases are the phases of one pinned definition a caller sees.
+// definitionPhases are the phases a caller sees in documents pinned to
+// any of definitionIDs: definitions that show the caller the same phases
+// share one term, "definition IN (…) AND phase IN (…)", which the
+// (workflow_definition_id, phase, sla_deadline) index serves directly
+// (an OR of one term per version made SQLite fall back to its phase index).
 type definitionPhases struct {
-	definitionID string
-	phases       []string
+	definitionIDs []string
+	phases        []string
 }
 
 // Scope computes what p may see of kind's documents.
@@ -40,10 +45,20 @@ func (r *Runtime) Scope(ctx context.Context, kind string, p authn.Principal) (Sc
 		return Scope{}, err
 	}
 	sc := Scope{userID: p.UserID, tables: k.Tables}
+	group := map[string]int{} // the phases, joined → index in sc.phases
 	for _, d := range defs {
-		if phases := d.PhasesSeenBy(p.Roles); len(phases) > 0 {
-			sc.phases = append(sc.phases, definitionPhases{definitionID: d.ID, phases: phases})
+		phases := d.PhasesSeenBy(p.Roles)
+		if len(phases) == 0 {
+			continue
 		}
+		slices.Sort(phases)
+		key := strings.Join(phases, ",")
+		if i, ok := group[key]; ok {
+			sc.phases[i].definitionIDs = append(sc.phases[i].definitionIDs, d.ID)
+			continue
+		}
+		group[key] = len(sc.phases)
+		sc.phases = append(sc.phases, definitionPhases{definitionIDs: []string{d.ID}, phases: phases})
 	}
 	return sc, nil
 }
@@ -71,8 +86,8 @@ func (sc Scope) where(owned bool) (string, []any) {
 		args = append(args, sc.userID)
 	}
 	for _, dp := range sc.phases {
-		conds = append(conds, "("+t+".workflow_definition_id = ? AND "+t+".phase IN ?)")
-		args = append(args, dp.definitionID, dp.phases)
+		conds = append(conds, "("+t+".workflow_definition_id IN ? AND "+t+".phase IN ?)")
+		args = append(args, dp.definitionIDs, dp.phases)
 	}
 	if len(conds) == 0 {
 		return "1 = 0", nil
