@@ -99,7 +99,7 @@ func TestTwoNodes(t *testing.T) {
 				}
 				err := a.app.Kernel.App().DB.InTx(context.Background(), func(ctx context.Context) error {
 					// The lock RunExclusive takes for the job named workflow.sla.
-					if err := a.app.Kernel.App().DB.Conn(ctx).Exec("SELECT pg_advisory_xact_lock(7312, hashtext('workflow.sla'))").Error; err != nil {
+					if err := a.app.Kernel.App().DB.Conn(ctx).Exec("SELECT pg_advisory_xact_lock(7312, hashtext(current_schema() || '/workflow.sla'))").Error; err != nil {
 						return err
 					}
 					b.runSLA(t)

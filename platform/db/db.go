@@ -311,7 +311,9 @@ func (db *DB) Serialized(ctx context.Context, name string, fn func(ctx context.C
 
 // exclusive holds a Postgres advisory lock for the duration of fn in a
 // transaction of its own; fn's ctx is detached from it, so fn's own
-// transactions commit independently. SQLite serves one node, so fn always
+// transactions commit independently. The lock is keyed by the current
+// schema and the name: deployments (and test schemas) sharing one
+// Postgres database do not keep each other's jobs out. SQLite serves one node, so fn always
 // runs there.
 func (db *DB) exclusive(ctx context.Context, name string, wait bool, fn func(ctx context.Context) error) (bool, error) {
 	if db.dialect != Postgres {
@@ -321,12 +323,12 @@ func (db *DB) exclusive(ctx context.Context, name string, wait bool, fn func(ctx
 	err := db.InTx(ctx, func(txCtx context.Context) error {
 		conn := db.Conn(txCtx)
 		if wait {
-			if err := conn.Exec("SELECT pg_advisory_xact_lock(7312, hashtext(?))", name).Error; err != nil {
+			if err := conn.Exec("SELECT pg_advisory_xact_lock(7312, hashtext(current_schema() || '/' || ?))", name).Error; err != nil {
 				return err
 			}
 		} else {
 			var got bool
-			if err := conn.Raw("SELECT pg_try_advisory_xact_lock(7312, hashtext(?))", name).Scan(&got).Error; err != nil || !got {
+			if err := conn.Raw("SELECT pg_try_advisory_xact_lock(7312, hashtext(current_schema() || '/' || ?))", name).Scan(&got).Error; err != nil || !got {
 				return err
 			}
 		}
