@@ -102,6 +102,25 @@ curl -fsS "$API/api/budgets/$BUD" -H "$H" | jq -c '{remaining, lines: [.lines[] 
 curl -fsS "$API/api/contracts?search=coc+khoan&sort=-createdAt" -H "$H" | jq -c '{total: .totalCount}'
 curl -fsS "$API/api/contracts/inbox" -H "$H" >/dev/null   # most urgent first, with overdue and hoursRemaining
 
+step "A purchase evaluation (policy A under 500 million VND): a quotation, the winner, submitted, approved"
+PE=$(json -X POST "$API/api/purchase-evaluations" \
+  -d "{\"title\":\"Chọn nhà cung cấp thép\",\"projectId\":\"$PRJ\",\"estimatedValue\":300000000}" | jq -r .id)
+Q=$(json -X POST "$API/api/purchase-evaluations/$PE/quotations" -d "{\"supplierId\":\"$SUP\",\"amount\":290000000,\"deliveryDays\":30}" \
+  | jq -r '.quotations[0].id')
+json -X POST "$API/api/purchase-evaluations/$PE/select-winner" -d "{\"quotationId\":\"$Q\"}" >/dev/null
+for phase in ChoDuAn ChoCEODuyetNCC DaDuyet; do
+  json -X POST "$API/api/purchase-evaluations/$PE/transitions" -d "{\"toPhase\":\"$phase\"}" | jq -r '"evaluation " + .maPhieu + " moved to " + .phase'
+done
+curl -fsS "$API/api/suppliers/$SUP" -H "$H" | jq -c '{code, approvedEvaluations}'   # the supplier's standing
+
+step "Workflows: a new draft version of the contract workflow, validated and published (new contracts pin it once assigned)"
+V1=$(curl -fsS "$API/api/workflows?documentKind=contract" -H "$H" | jq -r '[.[] | select(.key == "contract-default")][0].id')
+V2=$(json -X POST "$API/api/workflows" -d "{\"documentKind\":\"contract\",\"key\":\"contract-tour-$RUN\",\"name\":\"Tour copy\",\"fromId\":\"$V1\"}" | jq -r .id)
+json -X POST "$API/api/workflows/$V2/validate" | jq -c '{valid}'
+json -X POST "$API/api/workflows/$V2/publish" | jq -c '{key, version, status}'
+curl -fsS "$API/api/workflows/$V1/in-flight" -H "$H" | jq -c '{inFlight: .total}'
+json -X POST "$API/api/workflows/$V1/migrate" -d "{\"toDefinitionId\":\"$V2\",\"dryRun\":true}" | jq -c '{plan: [.byPhase[] | {phase, mapped}]}'
+
 step "Reports: the Excel export and the dashboard"
 curl -fsS "$API/api/reports/contracts/export" -H "$H" -o "$DIR/contracts.xlsx"
 echo "export written to $DIR/contracts.xlsx"
