@@ -183,6 +183,7 @@ type attachment struct {
 	ID, FileName, Purpose, ContentType, UploadedBy, UploadedByName string
 	Size                                                           int64
 	CreatedAt                                                      time.Time
+	UnfilledPlaceholders                                           []string
 }
 
 type allowedMove struct {

@@ -107,9 +107,9 @@ func (*Module) Events() kernel.Events {
 // renderer adapts the forms module's Renderer to the draft export.
 type renderer struct{ forms.Renderer }
 
-func (r renderer) Render(ctx context.Context, templateID string, data map[string]any) (string, string, []byte, error) {
+func (r renderer) Render(ctx context.Context, templateID string, data map[string]any) (core.Rendered, error) {
 	doc, err := r.RenderTemplate(ctx, templateID, data)
-	return doc.FileName, doc.ContentType, doc.Body, err
+	return core.Rendered{FileName: doc.FileName, ContentType: doc.ContentType, Body: doc.Body, Unfilled: doc.Unfilled}, err
 }
 
 //go:embed openapi.yaml

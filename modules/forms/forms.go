@@ -27,7 +27,8 @@ type Renderer interface {
 	// characters. Keys outside the fieldSpec are written as text when they
 	// are strings or numbers and ignored otherwise (booleans, objects,
 	// arrays), so free-form draftData can be passed as it is. Placeholders
-	// without a value stay as they are.
+	// without a value stay in the document as {{name}} and are listed in
+	// the Document's Unfilled.
 	//
 	// Errors are apperr errors: NotFound (unknown template), Validation with
 	// Fields keyed by PascalCase placeholder name ("PartyBName"), Conflict

@@ -41,6 +41,7 @@ type template struct {
 	IsActive      bool
 	FileAvailable bool
 	Version       int
+	Placeholders  []string // GET /api/forms/templates/{id} only
 }
 
 type uploadResult struct {

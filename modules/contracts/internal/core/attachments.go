@@ -36,9 +36,17 @@ type Upload struct {
 	Open     func() (io.ReadCloser, error)
 }
 
+// Rendered is a rendered template: its file and the placeholders the
+// render had no value for (left in the document as {{name}}).
+type Rendered struct {
+	FileName, ContentType string
+	Body                  []byte
+	Unfilled              []string
+}
+
 // Renderer renders a form template; the forms module provides it.
 type Renderer interface {
-	Render(ctx context.Context, templateID string, data map[string]any) (fileName, contentType string, body []byte, err error)
+	Render(ctx context.Context, templateID string, data map[string]any) (Rendered, error)
 }
 
 // Templates tells which contract type a template is for and whether it can
@@ -91,7 +99,7 @@ func (s *Service) AddAttachment(ctx context.Context, p authn.Principal, id, purp
 		return AttachmentDTO{}, err
 	}
 	defer reopened.Close()
-	return s.storeAttachment(ctx, p, c, purpose, storage.SanitizeFileName(up.FileName), contentType, ext, reopened, maxBytes)
+	return s.storeAttachment(ctx, p, c, purpose, storage.SanitizeFileName(up.FileName), contentType, ext, reopened, maxBytes, nil)
 }
 
 // detectZip recognises a Word or Excel file by its zip directory: the
@@ -124,7 +132,14 @@ func detectZip(head []byte, rest io.Reader, maxBytes int64) (string, string, boo
 }
 
 func (s *Service) storeAttachment(ctx context.Context, p authn.Principal, c *Contract, purpose, fileName, contentType, ext string,
-	r io.Reader, maxBytes int64) (AttachmentDTO, error) {
+	r io.Reader, maxBytes int64, unfilled []string) (AttachmentDTO, error) {
+	if unfilled == nil {
+		unfilled = []string{}
+	}
+	unfilledJSON, err := json.Marshal(unfilled)
+	if err != nil {
+		return AttachmentDTO{}, err
+	}
 	now := s.now()
 	key := storage.NewKey("contracts/"+c.ID, now, ext)
 	size, err := s.Blobs.Put(ctx, key, r, maxBytes)
@@ -135,7 +150,8 @@ func (s *Service) storeAttachment(ctx context.Context, p authn.Principal, c *Con
 		return AttachmentDTO{}, err
 	}
 	a := Attachment{ID: uuid.Must(uuid.NewV7()).String(), ContractID: c.ID, FileName: fileName, StoragePath: key,
-		Purpose: purpose, Size: size, ContentType: contentType, UploadedBy: p.UserID, CreatedAt: now}
+		Purpose: purpose, Size: size, ContentType: contentType, UploadedBy: p.UserID, CreatedAt: now,
+		UnfilledPlaceholders: string(unfilledJSON)}
 	if err := s.DB.InTx(ctx, func(ctx context.Context) error { return s.store.insert(ctx, &a) }); err != nil {
 		if derr := s.Blobs.Delete(context.WithoutCancel(ctx), key); derr != nil {
 			s.Log.Error("remove file of failed attachment", "key", key, "err", derr)
@@ -204,7 +220,10 @@ func (s *Service) DeleteAttachment(ctx context.Context, p authn.Principal, id, a
 }
 
 // DraftExport renders the contract's template with its draft data and the
-// contract's facts, and keeps the result as a DraftExport attachment.
+// contract's facts, and keeps the result as a DraftExport attachment. The
+// placeholders the render could not fill stay in the document as {{name}}
+// and are kept with the attachment (unfilledPlaceholders), so the drafter
+// learns what to fill before exporting again.
 func (s *Service) DraftExport(ctx context.Context, p authn.Principal, id string, maxBytes int64) (AttachmentDTO, error) {
 	c, _, err := s.visible(ctx, p, id)
 	if err != nil {
@@ -220,15 +239,16 @@ func (s *Service) DraftExport(ctx context.Context, p authn.Principal, id string,
 	if err != nil {
 		return AttachmentDTO{}, err
 	}
-	name, contentType, body, err := s.Renderer.Render(ctx, *c.TemplateID, data)
+	doc, err := s.Renderer.Render(ctx, *c.TemplateID, data)
 	if err != nil {
 		return AttachmentDTO{}, err
 	}
 	ext := "docx"
-	if strings.Contains(contentType, "spreadsheet") {
+	if strings.Contains(doc.ContentType, "spreadsheet") {
 		ext = "xlsx"
 	}
-	return s.storeAttachment(ctx, p, c, PurposeDraftExport, storage.SanitizeFileName(name), contentType, ext, bytes.NewReader(body), maxBytes)
+	return s.storeAttachment(ctx, p, c, PurposeDraftExport, storage.SanitizeFileName(doc.FileName), doc.ContentType, ext,
+		bytes.NewReader(doc.Body), maxBytes, doc.Unfilled)
 }
 
 // exportData is the draft data overlaid with the facts the contract and

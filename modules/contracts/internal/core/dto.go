@@ -86,6 +86,9 @@ type AttachmentDTO struct {
 	UploadedBy     string    `json:"uploadedBy"`
 	UploadedByName string    `json:"uploadedByName"`
 	CreatedAt      time.Time `json:"createdAt"`
+	// UnfilledPlaceholders are the placeholders a draft export had no value
+	// for (they stay in the document as {{name}}); empty for other files.
+	UnfilledPlaceholders []string `json:"unfilledPlaceholders"`
 }
 
 // CreateRequest is the body of POST /api/contracts.

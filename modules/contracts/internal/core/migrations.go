@@ -120,6 +120,9 @@ func Migrations() []migrate.Migration {
 		{Version: 5, Name: "hash-chained approvals", Up: v5HistoryChain},
 		{Version: 6, Name: "when the SLA job last reminded of an overdue contract", Up: migrate.SQL(
 			`ALTER TABLE contracts ADD COLUMN sla_reminded_at TIMESTAMP NULL`,
+		)},
+		{Version: 7, Name: "placeholders a draft export could not fill", Up: migrate.SQL(
+			`ALTER TABLE contract_attachments ADD COLUMN unfilled_placeholders TEXT NOT NULL DEFAULT '[]'`,
 		)}}
 }
 

@@ -67,6 +67,9 @@ type Attachment struct {
 	ContentType string
 	UploadedBy  string
 	CreatedAt   time.Time
+	// UnfilledPlaceholders is a JSON array of the placeholder names a draft
+	// export left as {{name}}; "[]" for every other attachment.
+	UnfilledPlaceholders string
 }
 
 func (Attachment) TableName() string { return "contract_attachments" }

@@ -293,8 +293,17 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 }
 
 func attachmentDTO(a Attachment, names map[string]string) AttachmentDTO {
+	unfilled := []string{}
+	if a.UnfilledPlaceholders != "" {
+		// Written only by storeAttachment, from a []string: a row that does
+		// not decode shows none rather than failing the contract's detail.
+		if err := json.Unmarshal([]byte(a.UnfilledPlaceholders), &unfilled); err != nil || unfilled == nil {
+			unfilled = []string{}
+		}
+	}
 	return AttachmentDTO{ID: a.ID, FileName: a.FileName, Purpose: a.Purpose, Size: a.Size, ContentType: a.ContentType,
-		UploadedBy: a.UploadedBy, UploadedByName: names[a.UploadedBy], CreatedAt: a.CreatedAt.UTC()}
+		UploadedBy: a.UploadedBy, UploadedByName: names[a.UploadedBy], CreatedAt: a.CreatedAt.UTC(),
+		UnfilledPlaceholders: unfilled}
 }
 
 // checkRefs validates the master-data references of a create or update.

@@ -27,6 +27,15 @@ type TemplateDTO struct {
 	UpdatedBy     *string        `json:"updatedBy"`
 }
 
+// TemplateDetail is one template as GET /api/forms/templates/{id} shows
+// it: the template and the placeholders found in its file (sorted, each
+// once; empty when the file is missing), so a drafter can see what a render
+// will fill and what it will leave as {{name}}.
+type TemplateDetail struct {
+	TemplateDTO
+	Placeholders []string `json:"placeholders"`
+}
+
 // UploadResult answers an upload or a file replacement: the template, the
 // placeholders found in the file, and how they compare with its fieldSpec.
 type UploadResult struct {
@@ -62,6 +71,10 @@ type Document struct {
 	FileName    string // suggested download name, e.g. "HDTP-01 Hợp đồng thầu phụ thi công xây dựng.docx"
 	ContentType string // the docx or xlsx media type
 	Body        []byte
+	// Unfilled are the placeholders of the template that the render had no
+	// value for, sorted, each once; they stay in the document as {{name}}.
+	// Never nil.
+	Unfilled []string
 }
 
 // TemplateInfo is what other modules learn about a template.

@@ -188,6 +188,37 @@ func (s *Service) Get(ctx context.Context, id string) (TemplateDTO, error) {
 	return s.loadDTO(ctx, t)
 }
 
+// GetDetail returns one template with the placeholders of its file. The
+// file is read and inspected on every call (templates are few and read
+// rarely); a missing file lists none.
+func (s *Service) GetDetail(ctx context.Context, id string) (TemplateDetail, error) {
+	t, err := s.find(ctx, id)
+	if err != nil {
+		return TemplateDetail{}, err
+	}
+	d, err := s.loadDTO(ctx, t)
+	if err != nil {
+		return TemplateDetail{}, err
+	}
+	out := TemplateDetail{TemplateDTO: d, Placeholders: []string{}}
+	if !d.FileAvailable {
+		return out, nil
+	}
+	file, err := s.readFile(ctx, t)
+	if err != nil {
+		return TemplateDetail{}, err
+	}
+	info, err := render.Inspect(file, s.limits)
+	if err != nil {
+		// The file passed the same check when it was stored.
+		return TemplateDetail{}, apperr.Internal(fmt.Errorf("inspect template %s (%s): %w", t.ID, t.StoragePath, err))
+	}
+	if info.Placeholders != nil {
+		out.Placeholders = info.Placeholders
+	}
+	return out, nil
+}
+
 // TemplateInfo describes a template for another module.
 func (s *Service) TemplateInfo(ctx context.Context, id string) (TemplateInfo, error) {
 	t, err := s.find(ctx, id)
@@ -207,6 +238,7 @@ func (s *Service) TemplateInfo(ctx context.Context, id string) (TemplateInfo, er
 // (400 with errors keyed by field), then state: switched off or file
 // missing (409).
 func (s *Service) RenderTemplate(ctx context.Context, id string, data map[string]any) (Document, error) {
+	var unfilled []string
 	t, err := s.find(ctx, id)
 	if err != nil {
 		return Document{}, err
@@ -228,12 +260,31 @@ func (s *Service) RenderTemplate(ctx context.Context, id string, data map[string
 		return Document{}, err
 	}
 	out, format, err := render.Render(file, vals, s.limits)
+	if err == nil {
+		var info render.Info
+		if info, err = render.Inspect(file, s.limits); err == nil {
+			unfilled = unfilledOf(info.Placeholders, vals)
+		}
+	}
 	if err != nil {
 		// The file passed the same checks when it was stored: if it fails
 		// now, storage holds something else, which is ours to fix.
 		return Document{}, apperr.Internal(fmt.Errorf("render template %s (%s): %w", t.ID, t.StoragePath, err))
 	}
-	return Document{FileName: downloadName(t, format), ContentType: format.ContentType(), Body: out}, nil
+	return Document{FileName: downloadName(t, format), ContentType: format.ContentType(), Body: out, Unfilled: unfilled}, nil
+}
+
+// unfilledOf lists the placeholders (sorted, each once) that vals has no
+// value for: the render leaves them visible as {{name}}, the one behaviour
+// for an unfilled placeholder (docs/decisions.md, issue 18).
+func unfilledOf(placeholders []string, vals render.Values) []string {
+	out := []string{}
+	for _, p := range placeholders {
+		if _, ok := vals[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // TemplateFile is the stored file of a template, as it was uploaded or
