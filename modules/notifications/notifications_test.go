@@ -459,3 +459,37 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Errorf("documented %v\nmounted    %v", documented, mounted)
 	}
 }
+
+// A notification whose transaction committed while the listener was away,
+// after a newer one had been pushed (its time is older), still reaches the
+// socket when the listener has reconnected, and only once.
+func TestCatchUpLateCommit(t *testing.T) {
+	t.Parallel()
+	if !slices.Contains(testkit.Drivers(), "postgres") {
+		t.Skip("needs " + testkit.PostgresDSNEnv)
+	}
+	a := start(t, "postgres")
+	u := a.user(t)
+	c := a.connect(t, u.token)
+	a.say(t, draftAbout("first", u.id))
+	if p := next(t, c, 5*time.Second); p.Data.EntityID != "first" {
+		t.Fatalf("live push %+v", p)
+	}
+	var killed []bool
+	err := a.app.Kernel.App().DB.Conn(context.Background()).Raw(
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'contractflow-notify' AND query LIKE ?`,
+		"LISTEN%"+a.schema()+"%").Scan(&killed).Error
+	if err != nil || len(killed) != 1 {
+		t.Fatalf("killed %v listeners: %v", killed, err)
+	}
+	a.app.Clock.Advance(-10 * time.Second) // its transaction began before "first" was stored
+	a.say(t, draftAbout("late", u.id))
+	if p := next(t, c, 10*time.Second); p.Data.EntityID != "late" {
+		t.Fatalf("after the reconnection %+v", p)
+	}
+	a.app.Clock.Advance(time.Minute)
+	a.say(t, draftAbout("after", u.id))
+	if p := next(t, c, 5*time.Second); p.Data.EntityID != "after" {
+		t.Fatalf("a row was pushed twice, or the live path is gone: %+v", p)
+	}
+}

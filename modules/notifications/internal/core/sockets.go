@@ -116,22 +116,70 @@ func (s *socket) isKicked() bool {
 	return s.kicked
 }
 
-// userSockets are a user's sockets on this node and the newest
-// notification pushed to them, from which a catch-up starts.
+// userSockets are a user's sockets on this node and what a catch-up after
+// a listener outage must still send them: rows newer than floor (the user's
+// newest row when the first socket opened) that were not pushed yet. A row's
+// created_at is its transaction's clock, so a row may commit after a newer
+// one was pushed; the catch-up therefore looks lateCommitWindow behind the
+// newest pushed row and skips the ids it already pushed.
 type userSockets struct {
-	set    map[*socket]struct{}
-	lastAt time.Time
-	lastID string
+	set     map[*socket]struct{}
+	floor   time.Time
+	floorID string
+	lastAt  time.Time
+	pushed  map[string]time.Time // id → created_at, within lateCommitWindow of lastAt
 }
 
-func (u *userSockets) advance(n Notification) {
-	if n.CreatedAt.After(u.lastAt) || (n.CreatedAt.Equal(u.lastAt) && n.ID > u.lastID) {
-		u.lastAt, u.lastID = n.CreatedAt, n.ID
+// lateCommitWindow is how long after a newer notification an older one may
+// still commit and be caught up.
+const lateCommitWindow = time.Minute
+
+// opened records the user's newest row when a socket opened: nothing at or
+// before it is pushed by a catch-up (the client lists it).
+func (u *userSockets) opened(n Notification) {
+	if n.CreatedAt.After(u.floor) || (n.CreatedAt.Equal(u.floor) && n.ID > u.floorID) {
+		u.floor, u.floorID = n.CreatedAt, n.ID
+	}
+	if n.CreatedAt.After(u.lastAt) {
+		u.lastAt = n.CreatedAt
 	}
 }
 
+// advance records a pushed row.
+func (u *userSockets) advance(n Notification) {
+	if n.CreatedAt.After(u.lastAt) {
+		u.lastAt = n.CreatedAt
+	}
+	if u.pushed == nil {
+		u.pushed = map[string]time.Time{}
+	}
+	u.pushed[n.ID] = n.CreatedAt
+	if len(u.pushed) > 2*SendBuffer {
+		for id, at := range u.pushed {
+			if at.Before(u.lastAt.Add(-lateCommitWindow)) {
+				delete(u.pushed, id)
+			}
+		}
+	}
+}
+
+// catchUpFrom is where a catch-up reads this user's rows from.
+func (u *userSockets) catchUpFrom() time.Time {
+	if from := u.lastAt.Add(-lateCommitWindow); from.After(u.floor) {
+		return from
+	}
+	return u.floor
+}
+
+// isNew reports whether a catch-up still owes the user n.
 func (u *userSockets) isNew(n Notification) bool {
-	return n.CreatedAt.After(u.lastAt) || (n.CreatedAt.Equal(u.lastAt) && n.ID > u.lastID)
+	if n.CreatedAt.Before(u.floor) || (n.CreatedAt.Equal(u.floor) && n.ID <= u.floorID) {
+		return false
+	}
+	if _, done := u.pushed[n.ID]; done {
+		return false
+	}
+	return !n.CreatedAt.Before(u.catchUpFrom())
 }
 
 // sockets are the WebSockets open on this node, by user.
@@ -284,7 +332,7 @@ func (ss *sockets) initCursor(userID string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if u := ss.users[userID]; u != nil {
-		u.advance(*n)
+		u.opened(*n)
 	}
 }
 
@@ -376,18 +424,14 @@ func (s *Service) Deliver(items []notify.Item) {
 }
 
 // Resync catches up after the listener reconnected: each connected user
-// gets what was stored since the newest notification pushed to them
-// (notify.Receiver).
+// gets what was stored while it was away and not pushed yet, including rows
+// that committed late with an older time (notify.Receiver).
 func (s *Service) Resync() {
 	ss := s.sockets
-	type cursor struct {
-		at time.Time
-		id string
-	}
 	ss.mu.Lock()
-	cursors := make(map[string]cursor, len(ss.users))
+	cursors := make(map[string]time.Time, len(ss.users))
 	for id, u := range ss.users {
-		cursors[id] = cursor{u.lastAt, u.lastID}
+		cursors[id] = u.catchUpFrom()
 	}
 	ss.mu.Unlock()
 	users := make([]string, 0, len(cursors))
@@ -396,10 +440,10 @@ func (s *Service) Resync() {
 	}
 	slices.Sort(users)
 	for chunk := range slices.Chunk(users, 200) {
-		from := cursors[chunk[0]].at
+		from := cursors[chunk[0]]
 		for _, u := range chunk {
-			if c := cursors[u]; c.at.Before(from) {
-				from = c.at
+			if c := cursors[u]; c.Before(from) {
+				from = c
 			}
 		}
 		rows, err := s.store.since(context.Background(), chunk, from, catchUpLimit*len(chunk))
