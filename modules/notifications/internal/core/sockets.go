@@ -163,6 +163,12 @@ func (u *userSockets) advance(n Notification) {
 	}
 }
 
+// pushedAlready reports whether n went to the user's sockets already.
+func (u *userSockets) pushedAlready(n Notification) bool {
+	_, ok := u.pushed[n.ID]
+	return ok
+}
+
 // catchUpFrom is where a catch-up reads this user's rows from.
 func (u *userSockets) catchUpFrom() time.Time {
 	if from := u.lastAt.Add(-lateCommitWindow); from.After(u.floor) {
@@ -171,12 +177,10 @@ func (u *userSockets) catchUpFrom() time.Time {
 	return u.floor
 }
 
-// isNew reports whether a catch-up still owes the user n.
+// isNew reports whether a catch-up still owes the user n (the ids already
+// pushed are skipped by push itself).
 func (u *userSockets) isNew(n Notification) bool {
 	if n.CreatedAt.Before(u.floor) || (n.CreatedAt.Equal(u.floor) && n.ID <= u.floorID) {
-		return false
-	}
-	if _, done := u.pushed[n.ID]; done {
 		return false
 	}
 	return !n.CreatedAt.Before(u.catchUpFrom())
@@ -468,7 +472,8 @@ func (ss *sockets) push(rows []Notification, onlyNew bool) {
 	defer ss.mu.Unlock()
 	for _, n := range rows {
 		u := ss.users[n.UserID]
-		if u == nil || (onlyNew && !u.isNew(n)) {
+		// A live push and a catch-up may bring the same row: it goes once.
+		if u == nil || u.pushedAlready(n) || (onlyNew && !u.isNew(n)) {
 			continue
 		}
 		u.advance(n)
