@@ -76,7 +76,7 @@ func TestBudgetLifecycle(t *testing.T) {
 
 		// Released by hand: exactly what entries without a contract hold.
 		r = e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l1.ID+"/commitments", e.admin, map[string]any{"amount": 1, "kind": "Released"})
-		wantProblem(t, r, 400, "validation_failed", "Amount")
+		testkit.WantProblem(t, r, 400, "validation_failed", "Amount")
 		r = e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l1.ID+"/commitments", e.admin, map[string]any{"amount": 900000.25, "kind": "Released", "note": "Huỷ"})
 		if r.Status != 201 {
 			t.Fatalf("release: %d %s", r.Status, r.Body)
@@ -108,9 +108,9 @@ func TestBudgetLifecycle(t *testing.T) {
 			t.Errorf("actual on a closed budget: %d %s", r.Status, r.Body)
 		}
 		before := e.snapshot(t, b.ID)
-		wantProblem(t, e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l1.ID+"/commitments", e.admin, map[string]any{"amount": 5, "kind": "Reserved"}), 409, "not_editable")
-		wantProblem(t, e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l1.ID+"/adjustments", e.admin, map[string]any{"delta": 5, "reason": "x"}), 409, "not_editable")
-		wantProblem(t, e.do("PUT", "/api/budgets/"+b.ID, e.admin, map[string]any{"code": "NS-2026-A", "name": "X", "fiscalYear": 2026}), 409, "not_editable")
+		testkit.WantProblem(t, e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l1.ID+"/commitments", e.admin, map[string]any{"amount": 5, "kind": "Reserved"}), 409, "not_editable")
+		testkit.WantProblem(t, e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l1.ID+"/adjustments", e.admin, map[string]any{"delta": 5, "reason": "x"}), 409, "not_editable")
+		testkit.WantProblem(t, e.do("PUT", "/api/budgets/"+b.ID, e.admin, map[string]any{"code": "NS-2026-A", "name": "X", "fiscalYear": 2026}), 409, "not_editable")
 		if e.snapshot(t, b.ID) != before {
 			t.Error("a refused change to a Closed budget wrote something")
 		}
@@ -163,7 +163,7 @@ func TestListBudgets(t *testing.T) {
 			}
 		}
 		for _, q := range []string{"?status=Open", "?fiscalYear=abc", "?projectId=x", "?sort=budget", "?pageSize=101"} {
-			wantProblem(t, e.do("GET", "/api/budgets"+q, e.admin, nil), 400, "validation_failed")
+			testkit.WantProblem(t, e.do("GET", "/api/budgets"+q, e.admin, nil), 400, "validation_failed")
 		}
 	})
 }
@@ -249,7 +249,7 @@ func TestBadInput(t *testing.T) {
 				if s, ok := tc.body.(string); ok && !strings.HasPrefix(s, "{") {
 					req.ContentType = "text/plain"
 				}
-				wantProblem(t, e.app.Do(req), tc.status, tc.code, tc.fields...)
+				testkit.WantProblem(t, e.app.Do(req), tc.status, tc.code, tc.fields...)
 				if snaps() != before || budgets() != nBudgets {
 					t.Error("a refused request wrote something")
 				}
@@ -317,7 +317,7 @@ func TestAccess(t *testing.T) {
 func TestDraftEdits(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		b := e.newBudget(t, map[string]any{"code": "NS-EDIT"})
-		wantProblem(t, e.do("POST", "/api/budgets/"+b.ID+"/approve", e.admin, nil), 409, "invalid_transition")
+		testkit.WantProblem(t, e.do("POST", "/api/budgets/"+b.ID+"/approve", e.admin, nil), 409, "invalid_transition")
 		l := e.addLine(t, b.ID, "L1", 100)
 		tmp := e.addLine(t, b.ID, "L2", 50)
 		r := e.do("DELETE", "/api/budgets/"+b.ID+"/lines/"+tmp.ID, e.admin, nil)
@@ -336,7 +336,7 @@ func TestDraftEdits(t *testing.T) {
 		wantAmounts(t, "after delete", budgetFigures(b), "100", "0", "0", "0", "100")
 		// A line with a commitment, even of a Draft budget, stays.
 		e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l.ID+"/commitments", e.admin, map[string]any{"amount": 1, "kind": "Actual"})
-		wantProblem(t, e.do("DELETE", "/api/budgets/"+b.ID+"/lines/"+l.ID, e.admin, nil), 409, "not_deletable")
+		testkit.WantProblem(t, e.do("DELETE", "/api/budgets/"+b.ID+"/lines/"+l.ID, e.admin, nil), 409, "not_deletable")
 		r = e.do("DELETE", "/api/budgets/"+b.ID, e.admin, nil)
 		if r.Status != 204 {
 			t.Fatalf("delete draft: %d %s", r.Status, r.Body)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http/httptest"
 	"slices"
 	"sync/atomic"
@@ -330,23 +329,6 @@ func (e *env) drive(t testing.TB, id, phase string) {
 	t.Helper()
 	if err := e.tryDrive(id, phase); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// wantProblem checks a problem answer's status, code and field keys.
-func wantProblem(t testing.TB, r *testkit.Response, status int, code string, fields ...string) {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
-	}
-	p := r.Problem(t)
-	if code != "" && p.Code != code {
-		t.Fatalf("code %q, want %q: %s", p.Code, code, r.Body)
-	}
-	for _, f := range fields {
-		if _, ok := p.Errors[f]; !ok {
-			t.Fatalf("errors lack %s: %v", f, slices.Collect(maps.Keys(p.Errors)))
-		}
 	}
 }
 

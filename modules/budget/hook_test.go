@@ -34,7 +34,7 @@ func TestContractHookBlock(t *testing.T) {
 		e.drive(t, second.ID, DangKiemTraCCM)
 		before := e.snapshot(t, b.ID)
 		r := e.move(second.ID, DangTrinhKy, "")
-		wantProblem(t, r, 409, "budget_exceeded")
+		testkit.WantProblem(t, r, 409, "budget_exceeded")
 		if p := r.Problem(t); !strings.Contains(p.Detail, "short by 100") {
 			t.Errorf("detail %q does not say by how much", p.Detail)
 		}
@@ -145,7 +145,7 @@ func TestContractHookBudgetState(t *testing.T) {
 		c := e.newContract(t, map[string]any{"budgetLineId": dl.ID, "value": 10})
 		e.drive(t, c.ID, DangKiemTraCCM)
 		r := e.move(c.ID, DangTrinhKy, "")
-		wantProblem(t, r, 409, "budget_exceeded")
+		testkit.WantProblem(t, r, 409, "budget_exceeded")
 		if p := r.Problem(t); !strings.Contains(p.Detail, "not approved") {
 			t.Errorf("detail %q", p.Detail)
 		}
@@ -163,12 +163,12 @@ func TestContractHookBudgetState(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("close: %d %s", r.Status, r.Body)
 		}
-		wantProblem(t, e.move(late.ID, DangTrinhKy, ""), 409, "budget_exceeded")
+		testkit.WantProblem(t, e.move(late.ID, DangTrinhKy, ""), 409, "budget_exceeded")
 		e.drive(t, c.ID, DaPhatHanh)
 		wantAmounts(t, "closed budget", lineFigures(e.get(t, b.ID).line("L1")), "1000000", "0", "10", "0", "999990")
 
 		// Naming a line of a Closed budget is refused when drafting.
-		wantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(map[string]any{"budgetLineId": dl.ID})), 400, "validation_failed", "BudgetLineId")
+		testkit.WantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(map[string]any{"budgetLineId": dl.ID})), 400, "validation_failed", "BudgetLineId")
 		e.checkTotals(t)
 	})
 }
@@ -190,7 +190,7 @@ func TestContractLineValidation(t *testing.T) {
 			"framework without project": {"budgetLineId": own.ID, "contractType": "FrameworkSupply", "projectId": nil},
 		} {
 			t.Run(name, func(t *testing.T) {
-				wantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(over)), 400, "validation_failed", "BudgetLineId")
+				testkit.WantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(over)), 400, "validation_failed", "BudgetLineId")
 				if contracts() != n {
 					t.Error("a refused contract was written")
 				}
@@ -207,17 +207,17 @@ func TestContractLineValidation(t *testing.T) {
 		// Editing a draft is checked the same way.
 		c := e.newContract(t, map[string]any{"budgetLineId": own.ID})
 		body := e.contractBody(map[string]any{"budgetLineId": ol.ID, "title": "Sửa"})
-		wantProblem(t, e.do("PUT", "/api/contracts/"+c.ID, e.admin, body), 400, "validation_failed", "BudgetLineId")
+		testkit.WantProblem(t, e.do("PUT", "/api/contracts/"+c.ID, e.admin, body), 400, "validation_failed", "BudgetLineId")
 		body["projectId"] = e.project2
 		if r := e.do("PUT", "/api/contracts/"+c.ID, e.admin, body); r.Status != 200 {
 			t.Errorf("moving the contract to the line's project: %d %s", r.Status, r.Body)
 		}
 		// A deleted budget's lines are gone too.
 		e.do("DELETE", "/api/budgets/"+other.ID, e.admin, nil)
-		wantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(map[string]any{"budgetLineId": ol.ID, "projectId": e.project2})), 400, "validation_failed", "BudgetLineId")
+		testkit.WantProblem(t, e.do("POST", "/api/contracts", e.admin, e.contractBody(map[string]any{"budgetLineId": ol.ID, "projectId": e.project2})), 400, "validation_failed", "BudgetLineId")
 		// A contract naming a line deleted since cannot go to signature.
 		e.drive(t, c.ID, DangKiemTraCCM)
-		wantProblem(t, e.move(c.ID, DangTrinhKy, ""), 409, "budget_exceeded")
+		testkit.WantProblem(t, e.move(c.ID, DangTrinhKy, ""), 409, "budget_exceeded")
 	})
 }
 

@@ -280,18 +280,18 @@ func TestAttachments(t *testing.T) {
 		})
 
 		t.Run("download errors", func(t *testing.T) {
-			wantProblem(t, e.do("GET", "/api/contracts/"+c.ID+"/attachments/0190f5f2-7a3b-7c4d-8e5f-000000000001", drafter.token, nil), 404, "not_found")
-			wantProblem(t, e.do("GET", "/api/contracts/"+c.ID+"/attachments/x", drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("GET", "/api/contracts/"+c.ID+"/attachments/0190f5f2-7a3b-7c4d-8e5f-000000000001", drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("GET", "/api/contracts/"+c.ID+"/attachments/x", drafter.token, nil), 404, "not_found")
 			other := e.create(t, drafter.token, nil)
 			// An attachment is only found under its own contract.
-			wantProblem(t, e.do("GET", "/api/contracts/"+other.ID+"/attachments/"+ids["pdf"].ID, drafter.token, nil), 404, "not_found")
-			wantProblem(t, e.do("DELETE", "/api/contracts/"+other.ID+"/attachments/"+ids["pdf"].ID, drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("GET", "/api/contracts/"+other.ID+"/attachments/"+ids["pdf"].ID, drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("DELETE", "/api/contracts/"+other.ID+"/attachments/"+ids["pdf"].ID, drafter.token, nil), 404, "not_found")
 		})
 
 		t.Run("delete", func(t *testing.T) {
 			path := func(name string) string { return "/api/contracts/" + c.ID + "/attachments/" + ids[name].ID }
 			// A colleague who sees the contract and may update contracts did not upload it.
-			wantProblem(t, e.do("DELETE", path("pdf"), colleague.token, nil), 403, "forbidden")
+			testkit.WantProblem(t, e.do("DELETE", path("pdf"), colleague.token, nil), 403, "forbidden")
 			n := len(storedFiles(t, dir))
 			if r := e.do("DELETE", path("pdf"), drafter.token, nil); r.Status != 204 {
 				t.Fatalf("uploader: %d %s", r.Status, r.Body)
@@ -302,8 +302,8 @@ func TestAttachments(t *testing.T) {
 			if got := len(storedFiles(t, dir)); got != n-2 {
 				t.Fatalf("%d files after deleting two of %d", got, n)
 			}
-			wantProblem(t, e.do("GET", path("pdf"), drafter.token, nil), 404, "not_found")
-			wantProblem(t, e.do("DELETE", path("pdf"), drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("GET", path("pdf"), drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("DELETE", path("pdf"), drafter.token, nil), 404, "not_found")
 			for _, a := range e.get(t, drafter.token, c.ID).Attachments {
 				if a.ID == ids["pdf"].ID || a.ID == ids["png"].ID {
 					t.Fatal("deleted attachment still in the detail")
@@ -312,8 +312,8 @@ func TestAttachments(t *testing.T) {
 
 			// Once published, attachments are kept.
 			e.drive(t, c.ID, DaPhatHanh)
-			wantProblem(t, e.do("DELETE", path("jpeg"), drafter.token, nil), 409, "not_deletable")
-			wantProblem(t, e.do("DELETE", path("jpeg"), e.admin, nil), 409, "not_deletable")
+			testkit.WantProblem(t, e.do("DELETE", path("jpeg"), drafter.token, nil), 409, "not_deletable")
+			testkit.WantProblem(t, e.do("DELETE", path("jpeg"), e.admin, nil), 409, "not_deletable")
 			if r := e.do("GET", path("jpeg"), drafter.token, nil); r.Status != 200 {
 				t.Fatalf("download after publication: %d", r.Status)
 			}
@@ -325,7 +325,7 @@ func TestAttachments(t *testing.T) {
 			e.exec(t, "ALTER TABLE contract_attachments RENAME TO contract_attachments_away")
 			r := e.upload(t, drafter.token, c.ID, "ScannedSigned", "a.pdf", pdfFile())
 			e.exec(t, "ALTER TABLE contract_attachments_away RENAME TO contract_attachments")
-			wantProblem(t, r, 500, "internal")
+			testkit.WantProblem(t, r, 500, "internal")
 			if got := storedFiles(t, dir); len(got) != n {
 				t.Fatalf("orphan file left: %v", got)
 			}
@@ -342,7 +342,7 @@ func TestAttachments(t *testing.T) {
 			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(key))); err != nil {
 				t.Fatal(err)
 			}
-			wantProblem(t, e.do("GET", "/api/contracts/"+c.ID+"/attachments/"+a.ID, drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("GET", "/api/contracts/"+c.ID+"/attachments/"+a.ID, drafter.token, nil), 404, "not_found")
 		})
 	})
 }

@@ -84,7 +84,7 @@ func TestAuthorization(t *testing.T) {
 		}
 
 		t.Run("the permission matrix, not the role name, decides", func(t *testing.T) {
-			wantProblem(t, e.do("POST", "/api/contracts", signer.token, e.body(nil)), 403, "forbidden")
+			testkit.WantProblem(t, e.do("POST", "/api/contracts", signer.token, e.body(nil)), 403, "forbidden")
 			r := e.do("PUT", "/api/permissions", e.admin, map[string]any{"role": "AuthorizedSigner", "menuKey": "Contracts",
 				"canRead": true, "canCreate": true, "canUpdate": false, "canDelete": false})
 			if r.Status != 200 {
@@ -112,11 +112,11 @@ func TestMasterDataInUse(t *testing.T) {
 
 		refs := map[string]string{"/api/suppliers/": sup, "/api/projects/": prj, "/api/departments/": dept}
 		for path, id := range refs {
-			wantProblem(t, e.do("DELETE", path+id, e.admin, nil), 409, "in_use")
+			testkit.WantProblem(t, e.do("DELETE", path+id, e.admin, nil), 409, "in_use")
 		}
 		// A published contract still uses its supplier and project.
-		wantProblem(t, e.do("DELETE", "/api/suppliers/"+e.supplier, e.admin, nil), 409, "in_use")
-		wantProblem(t, e.do("DELETE", "/api/projects/"+e.project, e.admin, nil), 409, "in_use")
+		testkit.WantProblem(t, e.do("DELETE", "/api/suppliers/"+e.supplier, e.admin, nil), 409, "in_use")
+		testkit.WantProblem(t, e.do("DELETE", "/api/projects/"+e.project, e.admin, nil), 409, "in_use")
 		if r := e.do("DELETE", "/api/projects/"+spare, e.admin, nil); r.Status != 204 {
 			t.Fatalf("unused project: %d %s", r.Status, r.Body)
 		}

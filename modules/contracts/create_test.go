@@ -80,7 +80,7 @@ func TestCreate(t *testing.T) {
 			if c.TemplateID == nil || *c.TemplateID != tpl {
 				t.Fatalf("templateId %v", c.TemplateID)
 			}
-			wantProblem(t, e.do("POST", "/api/contracts/"+c.ID+"/draft-export", drafter.token, nil), 404, "not_found")
+			testkit.WantProblem(t, e.do("POST", "/api/contracts/"+c.ID+"/draft-export", drafter.token, nil), 404, "not_found")
 		})
 		t.Run("currency and no draft data", func(t *testing.T) {
 			c := e.create(t, drafter.token, map[string]any{"currency": "USD", "value": 0.01})
@@ -107,7 +107,7 @@ func TestCreateProjectRule(t *testing.T) {
 					}
 					r := e.do("POST", "/api/contracts", e.admin, body)
 					if !framework {
-						wantProblem(t, r, 400, "validation_failed", "ProjectId")
+						testkit.WantProblem(t, r, 400, "validation_failed", "ProjectId")
 						continue
 					}
 					if r.Status != 201 {
@@ -287,15 +287,15 @@ func TestUpdateDraft(t *testing.T) {
 		})
 		t.Run("not editable after DangSoanThao", func(t *testing.T) {
 			e.mustMove(t, drafter.token, c.ID, DangDamPhan, "")
-			wantProblem(t, put(drafter.token, nil), 409, "not_editable")
-			wantProblem(t, put(e.admin, nil), 409, "not_editable")
+			testkit.WantProblem(t, put(drafter.token, nil), 409, "not_editable")
+			testkit.WantProblem(t, put(e.admin, nil), 409, "not_editable")
 			// Returned to drafting, it is editable again.
 			e.mustMove(t, drafter.token, c.ID, DangSoanThao, "Sửa lại giá")
 			if r := put(drafter.token, map[string]any{"title": "Lần hai"}); r.Status != 200 {
 				t.Fatalf("after the return: %d %s", r.Status, r.Body)
 			}
 			e.drive(t, c.ID, DaPhatHanh)
-			wantProblem(t, put(e.admin, nil), 409, "not_editable")
+			testkit.WantProblem(t, put(e.admin, nil), 409, "not_editable")
 		})
 	})
 }
@@ -316,10 +316,10 @@ func TestDelete(t *testing.T) {
 				if r := e.do("DELETE", "/api/contracts/"+c.ID, token, nil); r.Status != 204 || len(r.Body) != 0 {
 					t.Fatalf("delete: %d %s", r.Status, r.Body)
 				}
-				wantProblem(t, e.do("GET", "/api/contracts/"+c.ID, e.admin, nil), 404, "not_found")
-				wantProblem(t, e.do("DELETE", "/api/contracts/"+c.ID, e.admin, nil), 404, "not_found")
-				wantProblem(t, e.move(e.admin, c.ID, DangDamPhan, ""), 404, "not_found")
-				wantProblem(t, e.do("POST", "/api/contracts/"+c.ID+"/comments", e.admin, map[string]any{"content": "x"}), 404, "not_found")
+				testkit.WantProblem(t, e.do("GET", "/api/contracts/"+c.ID, e.admin, nil), 404, "not_found")
+				testkit.WantProblem(t, e.do("DELETE", "/api/contracts/"+c.ID, e.admin, nil), 404, "not_found")
+				testkit.WantProblem(t, e.move(e.admin, c.ID, DangDamPhan, ""), 404, "not_found")
+				testkit.WantProblem(t, e.do("POST", "/api/contracts/"+c.ID+"/comments", e.admin, map[string]any{"content": "x"}), 404, "not_found")
 				for _, id := range e.list(t, e.admin, "?pageSize=100").ids() {
 					if id == c.ID {
 						t.Fatal("deleted contract still listed")
@@ -340,13 +340,13 @@ func TestDelete(t *testing.T) {
 			t.Run("refused in "+phase, func(t *testing.T) {
 				c := e.create(t, drafter.token, nil)
 				e.drive(t, c.ID, phase)
-				wantProblem(t, e.do("DELETE", "/api/contracts/"+c.ID, e.admin, nil), 409, "not_deletable")
+				testkit.WantProblem(t, e.do("DELETE", "/api/contracts/"+c.ID, e.admin, nil), 409, "not_deletable")
 				if got := e.get(t, e.admin, c.ID); got.Phase != phase {
 					t.Fatalf("phase %s", got.Phase)
 				}
 			})
 		}
-		wantProblem(t, e.do("DELETE", "/api/contracts/0190f5f2-7a3b-7c4d-8e5f-000000000001", e.admin, nil), 404, "not_found")
+		testkit.WantProblem(t, e.do("DELETE", "/api/contracts/0190f5f2-7a3b-7c4d-8e5f-000000000001", e.admin, nil), 404, "not_found")
 	})
 }
 
@@ -356,7 +356,7 @@ func TestDeleteByDrafterOrAdminOnly(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		owner, other := e.user(t, "Drafter"), e.user(t, "Drafter")
 		c := e.create(t, owner.token, nil)
-		wantProblem(t, e.do("DELETE", "/api/contracts/"+c.ID, other.token, nil), 403, "forbidden")
+		testkit.WantProblem(t, e.do("DELETE", "/api/contracts/"+c.ID, other.token, nil), 403, "forbidden")
 		if r := e.do("DELETE", "/api/contracts/"+c.ID, owner.token, nil); r.Status != 204 {
 			t.Fatalf("drafter delete: %d %s", r.Status, r.Body)
 		}

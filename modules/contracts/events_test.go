@@ -10,6 +10,7 @@ import (
 	"github.com/contractflow/contractflow/modules/contracts"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/events"
+	"github.com/contractflow/contractflow/platform/testkit"
 )
 
 // TestEvents: moves, drafts, comments and deletions are published for other
@@ -79,7 +80,7 @@ func TestTransitionHook(t *testing.T) {
 		c := e.create(t, e.admin, nil)
 		e.drive(t, c.ID, DangKiemTraCCM)
 		before := e.get(t, e.admin, c.ID)
-		wantProblem(t, e.move(e.admin, c.ID, DangTrinhKy, ""), 409, "budget_exceeded")
+		testkit.WantProblem(t, e.move(e.admin, c.ID, DangTrinhKy, ""), 409, "budget_exceeded")
 		got := e.get(t, e.admin, c.ID)
 		if got.Phase != DangKiemTraCCM || len(got.Approvals) != len(before.Approvals) || got.Version != before.Version || !got.SLADeadline.Equal(*before.SLADeadline) {
 			t.Fatalf("a refused move left traces: %+v", got)
@@ -91,7 +92,7 @@ func TestTransitionHook(t *testing.T) {
 		// Refused on entering DangDongDau: the code and its number are not taken.
 		set(DangTrinhKy, false)
 		e.mustMove(t, e.admin, c.ID, DangTrinhKy, "")
-		wantProblem(t, e.move(e.admin, c.ID, DangDongDau, ""), 409, "budget_exceeded")
+		testkit.WantProblem(t, e.move(e.admin, c.ID, DangDongDau, ""), 409, "budget_exceeded")
 		if got := e.get(t, e.admin, c.ID); got.MaHopDong != nil || got.Phase != DangTrinhKy {
 			t.Fatalf("code %v, phase %s after a refused publication", got.MaHopDong, got.Phase)
 		}

@@ -49,7 +49,7 @@ func TestDraftExportTakesPartyBFromTheRecord(t *testing.T) {
 			c := e.create(t, e.admin, map[string]any{"templateId": hdtp, "supplierId": other,
 				"draftData": map[string]any{"partyAName": "Công ty Xây dựng ContractFlow"}})
 			e.exec(t, "UPDATE suppliers SET deleted_at = created_at WHERE id = ?", other)
-			wantProblem(t, e.do("POST", "/api/contracts/"+c.ID+"/draft-export", e.admin, nil), 409, "not_editable")
+			testkit.WantProblem(t, e.do("POST", "/api/contracts/"+c.ID+"/draft-export", e.admin, nil), 409, "not_editable")
 		})
 	})
 }

@@ -104,7 +104,7 @@ func TestTemplateOfContract(t *testing.T) {
 			if r.Status != 200 {
 				t.Fatalf("switch off: %d %s", r.Status, r.Body)
 			}
-			wantProblem(t, e.do("POST", "/api/contracts", drafter.token, e.body(map[string]any{"templateId": hdtp})), 400, "validation_failed", "TemplateId")
+			testkit.WantProblem(t, e.do("POST", "/api/contracts", drafter.token, e.body(map[string]any{"templateId": hdtp})), 400, "validation_failed", "TemplateId")
 		})
 	})
 }

@@ -59,13 +59,13 @@ func TestTransitionMatrix(t *testing.T) {
 				if slices.Contains(j.m.roles, "Drafter") {
 					continue
 				}
-				wantProblem(t, e.move(drafter.token, j.c.ID, j.m.to, commentFor(j.m.kind)), 403, "transition_forbidden")
+				testkit.WantProblem(t, e.move(drafter.token, j.c.ID, j.m.to, commentFor(j.m.kind)), 403, "transition_forbidden")
 			}
 		})
 		t.Run("Finance in DangGopY", func(t *testing.T) {
 			for _, j := range jobs {
 				if j.m.from == DangGopY {
-					wantProblem(t, e.move(roleUsers["Finance"].token, j.c.ID, j.m.to, commentFor(j.m.kind)), 403, "transition_forbidden")
+					testkit.WantProblem(t, e.move(roleUsers["Finance"].token, j.c.ID, j.m.to, commentFor(j.m.kind)), 403, "transition_forbidden")
 				}
 			}
 		})
@@ -277,7 +277,7 @@ func TestReturnsRejectAndBypass(t *testing.T) {
 				t.Fatalf("allowed %v", got)
 			}
 			// The project manager no longer sees it, let alone moves it.
-			wantProblem(t, e.move(pm.token, c.ID, DangTrinhKy, ""), 403, "forbidden")
+			testkit.WantProblem(t, e.move(pm.token, c.ID, DangTrinhKy, ""), 403, "forbidden")
 			got := e.mustMove(t, drafter.token, c.ID, DangTrinhKy, "")
 			a := got.Approvals[len(got.Approvals)-1]
 			if a.FromPhase != DangInKy || a.Decision != "Approve" {

@@ -115,7 +115,7 @@ func TestVisibility(t *testing.T) {
 			if r := e.do("GET", path+"/attachments/"+att.ID, outsider.token, nil); r.Status != 200 {
 				t.Fatalf("download: %d %s", r.Status, r.Body)
 			}
-			wantProblem(t, e.do("GET", path+"/attachments/"+att.ID, finance.token, nil), 403, "forbidden")
+			testkit.WantProblem(t, e.do("GET", path+"/attachments/"+att.ID, finance.token, nil), 403, "forbidden")
 		})
 		t.Run("published contracts stay visible to their drafter only", func(t *testing.T) {
 			e.drive(t, c.ID, DaPhatHanh)

@@ -18,12 +18,12 @@ func TestContractFromEvaluation(t *testing.T) {
 		post := func(token, id string, body any) *testkit.Response {
 			return e.do("POST", base+"/"+id+"/contract", token, body)
 		}
-		wantProblem(t, post(proc, v.ID, map[string]any{"contractType": "Supply"}), 409, "invalid_transition") // a draft
+		testkit.WantProblem(t, post(proc, v.ID, map[string]any{"contractType": "Supply"}), 409, "invalid_transition") // a draft
 		v = e.drive(t, v, DaDuyet)
-		wantProblem(t, post(proc, v.ID, map[string]any{}), 400, "validation_failed", "ContractType")
-		wantProblem(t, post(proc, v.ID, map[string]any{"contractType": "Barter"}), 400, "validation_failed", "ContractType")
-		wantProblem(t, post(proc, v.ID, `{"contractType":`), 400, "validation_failed", "Body")
-		wantProblem(t, post(e.token("Drafter"), v.ID, map[string]any{"contractType": "Supply"}), 403, "forbidden") // cannot see it
+		testkit.WantProblem(t, post(proc, v.ID, map[string]any{}), 400, "validation_failed", "ContractType")
+		testkit.WantProblem(t, post(proc, v.ID, map[string]any{"contractType": "Barter"}), 400, "validation_failed", "ContractType")
+		testkit.WantProblem(t, post(proc, v.ID, `{"contractType":`), 400, "validation_failed", "Body")
+		testkit.WantProblem(t, post(e.token("Drafter"), v.ID, map[string]any{"contractType": "Supply"}), 403, "forbidden") // cannot see it
 		if n := e.count(t, "SELECT COUNT(*) FROM contracts"); n != 0 {
 			t.Fatalf("%d contracts after refusals", n)
 		}
@@ -51,9 +51,9 @@ func TestContractFromEvaluation(t *testing.T) {
 			c.DrafterID != e.users["Procurement"].id {
 			t.Errorf("contract %+v", c)
 		}
-		wantProblem(t, post(proc, v.ID, map[string]any{"contractType": "Supply"}), 409, "invalid_transition")
+		testkit.WantProblem(t, post(proc, v.ID, map[string]any{"contractType": "Supply"}), 409, "invalid_transition")
 		rejected := e.drive(t, e.ready(t, "A"), TuChoi)
-		wantProblem(t, post(proc, rejected.ID, map[string]any{"contractType": "Supply"}), 409, "invalid_transition")
+		testkit.WantProblem(t, post(proc, rejected.ID, map[string]any{"contractType": "Supply"}), 409, "invalid_transition")
 		if n := e.count(t, "SELECT COUNT(*) FROM contracts"); n != 1 {
 			t.Errorf("%d contracts", n)
 		}
@@ -113,8 +113,8 @@ func TestSupplierStanding(t *testing.T) {
 			t.Errorf("a losing supplier: %v", s["approvedEvaluations"])
 		}
 		// In use by live evaluations: 409 in_use.
-		wantProblem(t, e.do("DELETE", "/api/suppliers/"+e.suppliers[1], e.admin, nil), 409, "in_use")
-		wantProblem(t, e.do("DELETE", "/api/projects/"+e.project, e.admin, nil), 409, "in_use")
+		testkit.WantProblem(t, e.do("DELETE", "/api/suppliers/"+e.suppliers[1], e.admin, nil), 409, "in_use")
+		testkit.WantProblem(t, e.do("DELETE", "/api/projects/"+e.project, e.admin, nil), 409, "in_use")
 		unused := e.masterdata(t, "/api/suppliers", map[string]any{"code": "NCC-Z", "name": "Chưa báo giá", "supplierType": "Service"})
 		if r := e.do("DELETE", "/api/suppliers/"+unused, e.admin, nil); r.Status != 204 {
 			t.Errorf("delete unused supplier: %d", r.Status)

@@ -96,7 +96,7 @@ func TestCreateValidation(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				wantProblem(t, e.do("POST", base, proc, tc.body), 400, "validation_failed", tc.fields...)
+				testkit.WantProblem(t, e.do("POST", base, proc, tc.body), 400, "validation_failed", tc.fields...)
 			})
 		}
 		if n := e.count(t, "SELECT COUNT(*) FROM purchase_evaluations"); n != 0 {

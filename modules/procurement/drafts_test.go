@@ -44,11 +44,11 @@ func TestListAndVisibility(t *testing.T) {
 			t.Errorf("sorted page %+v", p)
 		}
 		for _, q := range []string{"?sort=value", "?phase=Nowhere", "?policy=C", "?projectId=x", "?pageSize=101"} {
-			wantProblem(t, e.do("GET", base+q, e.admin, nil), 400, "validation_failed")
+			testkit.WantProblem(t, e.do("GET", base+q, e.admin, nil), 400, "validation_failed")
 		}
 		// Another user's evaluation is 403 to open; the inbox role makes it visible.
-		wantProblem(t, e.do("GET", base+"/"+theirs.ID, drafter.token, nil), 403, "forbidden")
-		wantProblem(t, e.do("GET", base+"/"+submitted.ID, e.token("Director"), nil), 403, "forbidden")
+		testkit.WantProblem(t, e.do("GET", base+"/"+theirs.ID, drafter.token, nil), 403, "forbidden")
+		testkit.WantProblem(t, e.do("GET", base+"/"+submitted.ID, e.token("Director"), nil), 403, "forbidden")
 		if v := e.get(t, e.token("ProjectManager"), submitted.ID); !slices.Equal(v.allowed(), []string{ChoCEODuyetNCC, DangSoanThao, TuChoi}) {
 			t.Errorf("ProjectManager's moves %v", v.allowed())
 		}
@@ -91,29 +91,29 @@ func TestUpdateAndDelete(t *testing.T) {
 		if p := e.list(t, e.admin, "?search=cat+vang"); len(p.Items) != 1 {
 			t.Errorf("search after update: %v", p.ids())
 		}
-		wantProblem(t, put(e.token("Drafter"), v.ID, map[string]any{"version": 1}), 409, "stale_version")
-		wantProblem(t, put(e.token("Drafter"), v.ID, map[string]any{"policy": "B"}), 400, "validation_failed", "Policy")
-		wantProblem(t, put(e.token("Drafter"), v.ID, map[string]any{"paymentTerms": []map[string]any{{"milestone": "x", "percent": 99}}}), 400, "validation_failed", "PaymentTerms")
-		wantProblem(t, e.do("PUT", base+"/"+v.ID, e.token("Drafter"), `{"title":`), 400, "validation_failed", "Body")
+		testkit.WantProblem(t, put(e.token("Drafter"), v.ID, map[string]any{"version": 1}), 409, "stale_version")
+		testkit.WantProblem(t, put(e.token("Drafter"), v.ID, map[string]any{"policy": "B"}), 400, "validation_failed", "Policy")
+		testkit.WantProblem(t, put(e.token("Drafter"), v.ID, map[string]any{"paymentTerms": []map[string]any{{"milestone": "x", "percent": 99}}}), 400, "validation_failed", "PaymentTerms")
+		testkit.WantProblem(t, e.do("PUT", base+"/"+v.ID, e.token("Drafter"), `{"title":`), 400, "validation_failed", "Body")
 		// Procurement sees every draft but edits only its own.
-		wantProblem(t, put(proc, v.ID, nil), 403, "forbidden")
+		testkit.WantProblem(t, put(proc, v.ID, nil), 403, "forbidden")
 		if r := put(e.admin, v.ID, nil); r.Status != 200 {
 			t.Errorf("Admin edits: %d %s", r.Status, r.Body)
 		}
 		// A Drafter has no Delete; Procurement deletes its own draft.
-		wantProblem(t, e.do("DELETE", base+"/"+v.ID, e.token("Drafter"), nil), 403, "forbidden")
+		testkit.WantProblem(t, e.do("DELETE", base+"/"+v.ID, e.token("Drafter"), nil), 403, "forbidden")
 		mine := e.create(t, proc, nil)
 		if r := e.do("DELETE", base+"/"+mine.ID, proc, nil); r.Status != 204 {
 			t.Fatalf("delete: %d %s", r.Status, r.Body)
 		}
-		wantProblem(t, e.do("GET", base+"/"+mine.ID, e.admin, nil), 404, "not_found")
+		testkit.WantProblem(t, e.do("GET", base+"/"+mine.ID, e.admin, nil), 404, "not_found")
 		if n := e.count(t, "SELECT COUNT(*) FROM purchase_evaluations WHERE id = ? AND deleted_at IS NOT NULL", mine.ID); n != 1 {
 			t.Error("delete is not soft")
 		}
 		// Past DangSoanThao: not editable, not deletable.
 		sub := e.drive(t, e.ready(t, "A"), ChoDuAn)
-		wantProblem(t, put(proc, sub.ID, nil), 409, "not_editable")
-		wantProblem(t, e.do("DELETE", base+"/"+sub.ID, proc, nil), 409, "not_deletable")
+		testkit.WantProblem(t, put(proc, sub.ID, nil), 409, "not_editable")
+		testkit.WantProblem(t, e.do("DELETE", base+"/"+sub.ID, proc, nil), 409, "not_deletable")
 		if now := e.get(t, e.admin, sub.ID); now.Version != sub.Version {
 			t.Errorf("refused edits changed it: %d → %d", sub.Version, now.Version)
 		}

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http/httptest"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -420,21 +418,4 @@ func (e *env) runSLA(t testing.TB) {
 		}
 	}
 	t.Fatal("no workflow.sla job")
-}
-
-// wantProblem checks a problem answer's status, code and field keys.
-func wantProblem(t testing.TB, r *testkit.Response, status int, code string, fields ...string) {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
-	}
-	p := r.Problem(t)
-	if code != "" && p.Code != code {
-		t.Fatalf("code %q, want %q: %s", p.Code, code, r.Body)
-	}
-	for _, f := range fields {
-		if _, ok := p.Errors[f]; !ok {
-			t.Fatalf("errors lack %s: %v (%s)", f, slices.Collect(maps.Keys(p.Errors)), r.Body)
-		}
-	}
 }

@@ -43,14 +43,14 @@ func TestQuotationsSideBySide(t *testing.T) {
 		winner := func(body map[string]any) *testkit.Response {
 			return e.do("POST", base+"/"+v.ID+"/select-winner", proc, body)
 		}
-		wantProblem(t, winner(map[string]any{"quotationId": v.Quotations[2].ID}), 400, "validation_failed", "Reason")
-		wantProblem(t, winner(map[string]any{"quotationId": v.Quotations[2].ID, "reason": "   "}), 400, "validation_failed", "Reason")
-		wantProblem(t, winner(map[string]any{"quotationId": "0190a5c4-0000-7000-8000-000000000000"}), 400, "validation_failed", "QuotationId")
-		wantProblem(t, winner(map[string]any{}), 400, "validation_failed", "QuotationId")
-		wantProblem(t, winner(map[string]any{"quotationId": 5}), 400, "validation_failed", "QuotationId")
+		testkit.WantProblem(t, winner(map[string]any{"quotationId": v.Quotations[2].ID}), 400, "validation_failed", "Reason")
+		testkit.WantProblem(t, winner(map[string]any{"quotationId": v.Quotations[2].ID, "reason": "   "}), 400, "validation_failed", "Reason")
+		testkit.WantProblem(t, winner(map[string]any{"quotationId": "0190a5c4-0000-7000-8000-000000000000"}), 400, "validation_failed", "QuotationId")
+		testkit.WantProblem(t, winner(map[string]any{}), 400, "validation_failed", "QuotationId")
+		testkit.WantProblem(t, winner(map[string]any{"quotationId": 5}), 400, "validation_failed", "QuotationId")
 		other := e.create(t, proc, nil)
 		other = e.quote(t, proc, other.ID, e.suppliers[0], 5)
-		wantProblem(t, winner(map[string]any{"quotationId": other.Quotations[0].ID}), 400, "validation_failed", "QuotationId")
+		testkit.WantProblem(t, winner(map[string]any{"quotationId": other.Quotations[0].ID}), 400, "validation_failed", "QuotationId")
 		if now := e.get(t, proc, v.ID); now.SelectedQuotationID != nil || now.Version != v.Version {
 			t.Fatalf("refused choices wrote %v (version %d → %d)", now.SelectedQuotationID, v.Version, now.Version)
 		}
@@ -115,12 +115,12 @@ func TestQuotationRules(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				wantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", proc, tc.body), 400, "validation_failed", tc.fields...)
+				testkit.WantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", proc, tc.body), 400, "validation_failed", tc.fields...)
 			})
 		}
 		// Updating one quotation to the supplier of another is a duplicate too.
 		v = e.quote(t, proc, v.ID, e.suppliers[1], 2000)
-		wantProblem(t, e.do("PUT", base+"/"+v.ID+"/quotations/"+v.Quotations[1].ID, proc,
+		testkit.WantProblem(t, e.do("PUT", base+"/"+v.ID+"/quotations/"+v.Quotations[1].ID, proc,
 			map[string]any{"supplierId": e.suppliers[0], "amount": 5}), 400, "validation_failed", "SupplierId")
 		if n := e.count(t, "SELECT COUNT(*) FROM purchase_evaluation_quotations WHERE evaluation_id = ?", v.ID); n != 2 {
 			t.Errorf("%d quotations", n)
@@ -128,20 +128,20 @@ func TestQuotationRules(t *testing.T) {
 		// Someone else's draft: Procurement sees it (an inbox role of
 		// DangSoanThao) but changes only its own; a Drafter does not see it.
 		theirs := e.create(t, e.token("Drafter"), nil)
-		wantProblem(t, e.do("POST", base+"/"+theirs.ID+"/quotations", proc, map[string]any{"supplierId": e.suppliers[0], "amount": 1}), 403, "forbidden")
-		wantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", e.token("Drafter"), map[string]any{"supplierId": e.suppliers[2], "amount": 1}), 403, "forbidden")
-		wantProblem(t, e.do("POST", base+"/"+v.ID+"/select-winner", e.token("Drafter"), map[string]any{"quotationId": q}), 403, "forbidden")
+		testkit.WantProblem(t, e.do("POST", base+"/"+theirs.ID+"/quotations", proc, map[string]any{"supplierId": e.suppliers[0], "amount": 1}), 403, "forbidden")
+		testkit.WantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", e.token("Drafter"), map[string]any{"supplierId": e.suppliers[2], "amount": 1}), 403, "forbidden")
+		testkit.WantProblem(t, e.do("POST", base+"/"+v.ID+"/select-winner", e.token("Drafter"), map[string]any{"quotationId": q}), 403, "forbidden")
 		// After submitting, nothing of it changes.
 		r := e.do("POST", base+"/"+v.ID+"/select-winner", proc, map[string]any{"quotationId": q})
 		if r.Status != 200 {
 			t.Fatal(r.Status)
 		}
 		e.mustMove(t, proc, v.ID, ChoDuAn, "")
-		wantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", proc, map[string]any{"supplierId": e.suppliers[2], "amount": 1}), 409, "not_editable")
-		wantProblem(t, e.do("PUT", base+"/"+v.ID+"/quotations/"+q, proc, map[string]any{"supplierId": e.suppliers[0], "amount": 1}), 409, "not_editable")
-		wantProblem(t, e.do("DELETE", base+"/"+v.ID+"/quotations/"+q, proc, nil), 409, "not_editable")
-		wantProblem(t, e.do("POST", base+"/"+v.ID+"/select-winner", proc, map[string]any{"quotationId": v.Quotations[1].ID, "reason": "x"}), 409, "not_editable")
+		testkit.WantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", proc, map[string]any{"supplierId": e.suppliers[2], "amount": 1}), 409, "not_editable")
+		testkit.WantProblem(t, e.do("PUT", base+"/"+v.ID+"/quotations/"+q, proc, map[string]any{"supplierId": e.suppliers[0], "amount": 1}), 409, "not_editable")
+		testkit.WantProblem(t, e.do("DELETE", base+"/"+v.ID+"/quotations/"+q, proc, nil), 409, "not_editable")
+		testkit.WantProblem(t, e.do("POST", base+"/"+v.ID+"/select-winner", proc, map[string]any{"quotationId": v.Quotations[1].ID, "reason": "x"}), 409, "not_editable")
 		// 400 comes before 409.
-		wantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", proc, map[string]any{"supplierId": e.suppliers[2]}), 400, "validation_failed", "Amount")
+		testkit.WantProblem(t, e.do("POST", base+"/"+v.ID+"/quotations", proc, map[string]any{"supplierId": e.suppliers[2]}), 400, "validation_failed", "Amount")
 	})
 }

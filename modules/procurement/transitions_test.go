@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contractflow/contractflow/platform/events"
+	"github.com/contractflow/contractflow/platform/testkit"
 )
 
 // designMove is one move of the default definitions (DESIGN §7 and the
@@ -69,7 +70,7 @@ func TestEveryMoveOfBothPolicies(t *testing.T) {
 						if !visible {
 							code = "forbidden"
 						}
-						wantProblem(t, r, 403, code)
+						testkit.WantProblem(t, r, 403, code)
 					}
 					if now := e.get(t, e.admin, v.ID); now.Phase != m.from || now.Version != v.Version || len(now.History) != len(v.History) {
 						t.Fatalf("refused moves changed it: %s v%d", now.Phase, now.Version)
@@ -115,16 +116,16 @@ func TestRefusedMoves(t *testing.T) {
 		proc := e.token("Procurement")
 		// Submitting needs a winner and enough quotations.
 		v := e.create(t, proc, map[string]any{"policy": "B"})
-		wantProblem(t, e.move(proc, v.ID, ChoDuAn, ""), 400, "validation_failed", "Quotations", "SelectedQuotationId")
+		testkit.WantProblem(t, e.move(proc, v.ID, ChoDuAn, ""), 400, "validation_failed", "Quotations", "SelectedQuotationId")
 		v = e.quote(t, proc, v.ID, e.suppliers[0], 100)
 		r := e.do("POST", base+"/"+v.ID+"/select-winner", proc, map[string]any{"quotationId": v.Quotations[0].ID})
 		if r.Status != 200 {
 			t.Fatal(r.Status)
 		}
-		wantProblem(t, e.move(proc, v.ID, ChoDuAn, ""), 400, "validation_failed", "Quotations")
+		testkit.WantProblem(t, e.move(proc, v.ID, ChoDuAn, ""), 400, "validation_failed", "Quotations")
 		v = e.quote(t, proc, v.ID, e.suppliers[1], 200)
 		v = e.quote(t, proc, v.ID, e.suppliers[2], 50) // now the chosen one is not the cheapest
-		wantProblem(t, e.move(proc, v.ID, ChoDuAn, ""), 400, "validation_failed", "SelectionReason")
+		testkit.WantProblem(t, e.move(proc, v.ID, ChoDuAn, ""), 400, "validation_failed", "SelectionReason")
 		if now := e.get(t, proc, v.ID); now.Phase != DangSoanThao || len(now.History) != 0 {
 			t.Fatalf("refused submits moved it: %s", now.Phase)
 		}
@@ -136,14 +137,14 @@ func TestRefusedMoves(t *testing.T) {
 
 		a := e.drive(t, e.ready(t, "A"), ChoDuAn)
 		pm := e.token("ProjectManager")
-		wantProblem(t, e.move(pm, a.ID, ChoYKienPhongBan, ""), 409, "invalid_transition") // not in policy A
-		wantProblem(t, e.move(e.admin, a.ID, DaDuyet, ""), 409, "invalid_transition")     // skipping a step, even Admin
-		wantProblem(t, e.move(pm, a.ID, "Nowhere", ""), 400, "validation_failed", "ToPhase")
-		wantProblem(t, e.move(pm, a.ID, DangSoanThao, "  "), 400, "validation_failed", "Comment")
-		wantProblem(t, e.move(pm, a.ID, TuChoi, ""), 400, "validation_failed", "Comment")
-		wantProblem(t, e.do("POST", base+"/"+a.ID+"/transitions", pm, map[string]any{"toPhase": ChoCEODuyetNCC, "version": a.Version - 1}), 409, "stale_version")
-		wantProblem(t, e.do("POST", base+"/"+a.ID+"/transitions", pm, `{"toPhase":`), 400, "validation_failed", "Body")
-		wantProblem(t, e.do("POST", base+"/"+a.ID+"/transitions", pm, map[string]any{"toPhase": 3}), 400, "validation_failed", "ToPhase")
+		testkit.WantProblem(t, e.move(pm, a.ID, ChoYKienPhongBan, ""), 409, "invalid_transition") // not in policy A
+		testkit.WantProblem(t, e.move(e.admin, a.ID, DaDuyet, ""), 409, "invalid_transition")     // skipping a step, even Admin
+		testkit.WantProblem(t, e.move(pm, a.ID, "Nowhere", ""), 400, "validation_failed", "ToPhase")
+		testkit.WantProblem(t, e.move(pm, a.ID, DangSoanThao, "  "), 400, "validation_failed", "Comment")
+		testkit.WantProblem(t, e.move(pm, a.ID, TuChoi, ""), 400, "validation_failed", "Comment")
+		testkit.WantProblem(t, e.do("POST", base+"/"+a.ID+"/transitions", pm, map[string]any{"toPhase": ChoCEODuyetNCC, "version": a.Version - 1}), 409, "stale_version")
+		testkit.WantProblem(t, e.do("POST", base+"/"+a.ID+"/transitions", pm, `{"toPhase":`), 400, "validation_failed", "Body")
+		testkit.WantProblem(t, e.do("POST", base+"/"+a.ID+"/transitions", pm, map[string]any{"toPhase": 3}), 400, "validation_failed", "ToPhase")
 		if now := e.get(t, e.admin, a.ID); now.Phase != ChoDuAn || len(now.History) != 1 {
 			t.Errorf("refused moves changed it: %s, %d history rows", now.Phase, len(now.History))
 		}
@@ -170,7 +171,7 @@ func TestOpinionQuorum(t *testing.T) {
 			return nil
 		})
 		v := e.ready(t, "B")
-		wantProblem(t, e.opinion(e.token("Procurement"), v.ID, "PRO", "Agree"), 409, "not_editable") // still a draft
+		testkit.WantProblem(t, e.opinion(e.token("Procurement"), v.ID, "PRO", "Agree"), 409, "not_editable") // still a draft
 		v = e.drive(t, v, ChoYKienPhongBan)
 		proc := e.token("Procurement")
 		// Every opinion role has it in its inbox and may read it.
@@ -182,14 +183,14 @@ func TestOpinionQuorum(t *testing.T) {
 		if e.get(t, e.token("Finance"), v.ID).RequiredOpinions == nil {
 			t.Error("no required opinions")
 		}
-		wantProblem(t, e.move(proc, v.ID, ChoCCMKiemTra, ""), 409, "opinions_missing")
+		testkit.WantProblem(t, e.move(proc, v.ID, ChoCCMKiemTra, ""), 409, "opinions_missing")
 		// The wrong role, an unknown kind, a bad verdict.
-		wantProblem(t, e.opinion(e.token("Finance"), v.ID, "CCM", "Agree"), 403, "forbidden")
-		wantProblem(t, e.opinion(e.token("Procurement"), v.ID, "FIN", "Agree"), 403, "forbidden")
-		wantProblem(t, e.opinion(e.token("Finance"), v.ID, "XYZ", "Agree"), 400, "validation_failed", "Kind")
-		wantProblem(t, e.opinion(e.token("Finance"), v.ID, "FIN", "Maybe"), 400, "validation_failed", "Verdict")
-		wantProblem(t, e.do("PUT", base+"/"+v.ID+"/opinions/FIN", e.token("Finance"), map[string]any{"comment": "x"}), 400, "validation_failed", "Verdict")
-		wantProblem(t, e.opinion(e.token("Director"), v.ID, "FIN", "Agree"), 403, "forbidden") // cannot even see it
+		testkit.WantProblem(t, e.opinion(e.token("Finance"), v.ID, "CCM", "Agree"), 403, "forbidden")
+		testkit.WantProblem(t, e.opinion(e.token("Procurement"), v.ID, "FIN", "Agree"), 403, "forbidden")
+		testkit.WantProblem(t, e.opinion(e.token("Finance"), v.ID, "XYZ", "Agree"), 400, "validation_failed", "Kind")
+		testkit.WantProblem(t, e.opinion(e.token("Finance"), v.ID, "FIN", "Maybe"), 400, "validation_failed", "Verdict")
+		testkit.WantProblem(t, e.do("PUT", base+"/"+v.ID+"/opinions/FIN", e.token("Finance"), map[string]any{"comment": "x"}), 400, "validation_failed", "Verdict")
+		testkit.WantProblem(t, e.opinion(e.token("Director"), v.ID, "FIN", "Agree"), 403, "forbidden") // cannot even see it
 		if n := e.count(t, "SELECT COUNT(*) FROM pe_dept_opinions WHERE evaluation_id = ?", v.ID); n != 0 {
 			t.Fatalf("%d opinions written by refused calls", n)
 		}
@@ -199,7 +200,7 @@ func TestOpinionQuorum(t *testing.T) {
 			}
 		}
 		r := e.move(proc, v.ID, ChoCCMKiemTra, "")
-		wantProblem(t, r, 409, "opinions_missing")
+		testkit.WantProblem(t, r, 409, "opinions_missing")
 		if p := r.Problem(t); !strings.Contains(p.Detail, "FIN") || strings.Contains(p.Detail, "CCM") {
 			t.Errorf("detail %q should name FIN only", p.Detail)
 		}
@@ -223,10 +224,10 @@ func TestOpinionQuorum(t *testing.T) {
 			t.Fatalf("Admin's FIN: %d %s", r.Status, r.Body)
 		}
 		// Only Procurement moves it on, now that the quorum is there.
-		wantProblem(t, e.move(e.token("CostControl"), v.ID, ChoCCMKiemTra, ""), 403, "transition_forbidden")
+		testkit.WantProblem(t, e.move(e.token("CostControl"), v.ID, ChoCCMKiemTra, ""), 403, "transition_forbidden")
 		e.mustMove(t, proc, v.ID, ChoCCMKiemTra, "")
-		wantProblem(t, e.opinion(e.token("Finance"), v.ID, "FIN", "Agree"), 403, "forbidden") // no longer in Finance's view
-		wantProblem(t, e.opinion(e.admin, v.ID, "FIN", "Agree"), 409, "not_editable")
+		testkit.WantProblem(t, e.opinion(e.token("Finance"), v.ID, "FIN", "Agree"), 403, "forbidden") // no longer in Finance's view
+		testkit.WantProblem(t, e.opinion(e.admin, v.ID, "FIN", "Agree"), 409, "not_editable")
 		mu.Lock()
 		defer mu.Unlock()
 		if len(saved) != 5 {

@@ -196,24 +196,6 @@ func (e *designerEnv) must(t *testing.T, status int, method, path string, body a
 	return r
 }
 
-// problem fails unless r is a problem of status and code, and returns it.
-func problem(t *testing.T, r *testkit.Response, status int, code string, fields ...string) testkit.Problem {
-	t.Helper()
-	if r.Status != status {
-		t.Fatalf("status %d, want %d %s: %s", r.Status, status, code, r.Body)
-	}
-	p := r.Problem(t)
-	if p.Code != code {
-		t.Fatalf("code %q, want %q: %s", p.Code, code, r.Body)
-	}
-	for _, f := range fields {
-		if _, ok := p.Errors[f]; !ok {
-			t.Errorf("errors %v lack %s", slices.Collect(maps.Keys(p.Errors)), f)
-		}
-	}
-	return p
-}
-
 func (e *designerEnv) def(t *testing.T, r *testkit.Response) wfDef {
 	t.Helper()
 	var d wfDef
@@ -322,7 +304,7 @@ func TestDesignerLifecycle(t *testing.T) {
 		if gizmos := e.list(t, "?documentKind=gizmo"); len(gizmos) != 1 || gizmos[0].Key != "gizmo-default" {
 			t.Fatalf("gizmos %+v", gizmos)
 		}
-		problem(t, e.do("GET", "/api/workflows?documentKind=contrakt", e.admin, nil), 400, "validation_failed", "DocumentKind")
+		testkit.WantProblem(t, e.do("GET", "/api/workflows?documentKind=contrakt", e.admin, nil), 400, "validation_failed", "DocumentKind")
 
 		one := e.seeded(t, "widget-one")
 		if got := e.get(t, one.ID); got.InitialPhase != "Draft" || len(got.Steps) != 4 || len(got.Transitions) != 5 ||
@@ -399,10 +381,10 @@ func TestDesignerLifecycle(t *testing.T) {
 		}
 
 		// Published is for good.
-		problem(t, e.do("PUT", "/api/workflows/"+d.ID, e.admin, validDraft()), 409, "not_editable")
-		problem(t, e.do("POST", "/api/workflows/"+d.ID+"/publish", e.admin, nil), 409, "not_editable")
-		problem(t, e.do("DELETE", "/api/workflows/"+d.ID, e.admin, nil), 409, "not_deletable")
-		problem(t, e.do("DELETE", "/api/workflows/"+one.ID, e.admin, nil), 409, "not_deletable")
+		testkit.WantProblem(t, e.do("PUT", "/api/workflows/"+d.ID, e.admin, validDraft()), 409, "not_editable")
+		testkit.WantProblem(t, e.do("POST", "/api/workflows/"+d.ID+"/publish", e.admin, nil), 409, "not_editable")
+		testkit.WantProblem(t, e.do("DELETE", "/api/workflows/"+d.ID, e.admin, nil), 409, "not_deletable")
+		testkit.WantProblem(t, e.do("DELETE", "/api/workflows/"+one.ID, e.admin, nil), 409, "not_deletable")
 		sameContent(t, e.get(t, d.ID), content)
 		if v := e.must(t, 200, "POST", "/api/workflows/"+d.ID+"/validate", nil); !strings.Contains(string(v.Body), `"valid":true`) {
 			t.Errorf("validate a published definition: %s", v.Body)
@@ -410,7 +392,7 @@ func TestDesignerLifecycle(t *testing.T) {
 
 		// A draft is deleted; its key's next version is still one above the highest.
 		e.must(t, 204, "DELETE", "/api/workflows/"+cp.ID, nil)
-		problem(t, e.do("GET", "/api/workflows/"+cp.ID, e.admin, nil), 404, "not_found")
+		testkit.WantProblem(t, e.do("GET", "/api/workflows/"+cp.ID, e.admin, nil), 404, "not_found")
 		if next := e.draft(t, "widget", "widget-one", nil); next.Version != 3 {
 			t.Errorf("after deleting v3, the next draft is v%d", next.Version)
 		}
@@ -427,7 +409,7 @@ func TestDesignerLifecycle(t *testing.T) {
 					{"POST", "/api/workflows/" + id + "/validate", nil},
 					{"POST", "/api/workflows/" + id + "/publish", nil},
 				} {
-					problem(t, e.do(c.method, c.path, e.admin, c.body), 404, "not_found")
+					testkit.WantProblem(t, e.do(c.method, c.path, e.admin, c.body), 404, "not_found")
 				}
 			}
 		})
@@ -469,13 +451,13 @@ func TestDesignerAccess(t *testing.T) {
 				if r := e.do(c.method, c.path, "", c.body); r.Status != 401 {
 					t.Errorf("without a token: %d %s", r.Status, r.Body)
 				}
-				problem(t, e.do(c.method, c.path, drafter, c.body), 403, "forbidden")
+				testkit.WantProblem(t, e.do(c.method, c.path, drafter, c.body), 403, "forbidden")
 				r := e.do(c.method, c.path, reader, c.body)
 				switch {
 				case c.read && r.Status != 200:
 					t.Errorf("Workflows.Read: %d %s", r.Status, r.Body)
 				case !c.read:
-					problem(t, r, 403, "forbidden")
+					testkit.WantProblem(t, r, 403, "forbidden")
 				}
 			})
 		}
@@ -577,7 +559,7 @@ func TestDesignerValidationRules(t *testing.T) {
 				}
 
 				r := e.do("POST", "/api/workflows/"+d.ID+"/publish", e.admin, nil)
-				p := problem(t, r, 400, "validation_failed", rc.field)
+				p := testkit.WantProblem(t, r, 400, "validation_failed", rc.field)
 				if !slices.ContainsFunc(p.Errors[rc.field], func(m string) bool { return strings.Contains(m, rc.want.Message) }) {
 					t.Errorf("errors.%s %q lack %q", rc.field, p.Errors[rc.field], rc.want.Message)
 				}
@@ -639,12 +621,12 @@ func TestDesignerBadInput(t *testing.T) {
 				{"key of another kind", map[string]any{"documentKind": "widget", "key": "gizmo-default", "name": "n"}, []string{"Key"}},
 			} {
 				t.Run(c.name, func(t *testing.T) {
-					problem(t, e.do("POST", "/api/workflows", e.admin, c.body), 400, "validation_failed", c.fields...)
+					testkit.WantProblem(t, e.do("POST", "/api/workflows", e.admin, c.body), 400, "validation_failed", c.fields...)
 				})
 			}
 			r := e.app.Do(testkit.Request{Method: "POST", Path: "/api/workflows", Token: e.admin, ContentType: "text/plain",
 				Body: `{"documentKind": "widget", "key": "k", "name": "n"}`})
-			problem(t, r, 415, "unsupported_media_type")
+			testkit.WantProblem(t, r, 415, "unsupported_media_type")
 		})
 
 		t.Run("replace", func(t *testing.T) {
@@ -668,7 +650,7 @@ func TestDesignerBadInput(t *testing.T) {
 				{"too many steps", `{"name": "x", "steps": [` + strings.TrimSuffix(strings.Repeat(`{"phase": "Draft"},`, 101), ",") + `]}`, "Steps"},
 			} {
 				t.Run(c.name, func(t *testing.T) {
-					problem(t, e.do("PUT", "/api/workflows/"+d.ID, e.admin, c.body), 400, "validation_failed", c.field)
+					testkit.WantProblem(t, e.do("PUT", "/api/workflows/"+d.ID, e.admin, c.body), 400, "validation_failed", c.field)
 				})
 			}
 			// Nothing was written: the content and its time are as they were.
@@ -698,7 +680,7 @@ func TestDesignerBadInput(t *testing.T) {
 			if v.Valid || len(v.Problems) < 10 {
 				t.Fatalf("validate %+v", v)
 			}
-			problem(t, e.do("POST", "/api/workflows/"+d.ID+"/publish", e.admin, nil), 400, "validation_failed")
+			testkit.WantProblem(t, e.do("POST", "/api/workflows/"+d.ID+"/publish", e.admin, nil), 400, "validation_failed")
 			// Absent lists are stored empty, and answered as [].
 			r = e.must(t, 200, "PUT", "/api/workflows/"+d.ID, map[string]any{"name": "Blank", "steps": nil})
 			if s := string(r.Body); !strings.Contains(s, `"steps":[]`) || !strings.Contains(s, `"transitions":[]`) {
@@ -800,7 +782,7 @@ func TestDesignerAssignments(t *testing.T) {
 			{"malformed JSON", `{"documentType": "widget.a"`, []string{"Body"}},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				problem(t, e.do("PUT", "/api/workflows/assignments", e.admin, c.body), 400, "validation_failed", c.fields...)
+				testkit.WantProblem(t, e.do("PUT", "/api/workflows/assignments", e.admin, c.body), 400, "validation_failed", c.fields...)
 			})
 		}
 		if got := assignments(); !maps.Equal(got, want) {

@@ -262,6 +262,25 @@ func (r *Response) Problem(t testing.TB) Problem {
 	return p
 }
 
+// WantProblem fails the test unless r is a problem of status (and of code,
+// when given) naming every one of fields in its errors, and returns it.
+func WantProblem(t testing.TB, r *Response, status int, code string, fields ...string) Problem {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, truncate(r.Body))
+	}
+	p := r.Problem(t)
+	if code != "" && p.Code != code {
+		t.Fatalf("code %q, want %q: %s", p.Code, code, truncate(r.Body))
+	}
+	for _, f := range fields {
+		if _, ok := p.Errors[f]; !ok {
+			t.Fatalf("errors lack %s: %v", f, slices.Collect(maps.Keys(p.Errors)))
+		}
+	}
+	return p
+}
+
 // Scenario is one row of a table-driven HTTP test.
 type Scenario struct {
 	Name    string
