@@ -12,6 +12,7 @@ import (
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/migrate"
+	"github.com/contractflow/contractflow/platform/web"
 )
 
 func init() { kernel.Register(func() kernel.Module { return New() }) }
@@ -49,7 +50,7 @@ func (m *Module) ConfigSection() (string, any) { return "identity", m.cfg }
 func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
 
 // Provision builds the service, loads the permission matrix and provides
-// the guard, the Directory and Sessions.
+// the guard, the Directory, Sessions and the pages' sign-in sessions.
 func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	svc, err := core.New(app, m.cfg)
 	if err != nil {
@@ -62,6 +63,7 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	kernel.Provide[httpx.Guard](app, svc.Guard())
 	kernel.Provide[Directory](app, svc)
 	kernel.Provide[Sessions](app, svc)
+	kernel.Provide[web.Sessions](app, svc.PageSessions())
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/contractflow/contractflow/platform/migrate"
 	"github.com/contractflow/contractflow/platform/ratelimit"
 	"github.com/contractflow/contractflow/platform/testkit"
+	"github.com/contractflow/contractflow/platform/web"
 )
 
 // gadgets is a test module with one migration, an idempotent seed step and
@@ -168,7 +169,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestMigrateAndSeed(t *testing.T) {
-	platform := len(ratelimit.Migrations())
+	platform := len(ratelimit.Migrations()) + len(web.Migrations()) // the platform's own and the pages' preferences
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		e := newEnv(t, driver)
 		steps := []struct {

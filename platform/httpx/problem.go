@@ -45,6 +45,10 @@ func statusOf(k apperr.Kind) int {
 	}
 }
 
+// Status is the HTTP status of an error kind, for pages that show errors
+// themselves (platform/web).
+func Status(k apperr.Kind) int { return statusOf(k) }
+
 // fromFiber turns the framework's own errors (unknown route, body over the
 // server limit, …) into application errors.
 func fromFiber(fe *fiber.Error) *apperr.Error {

@@ -15,6 +15,7 @@ import (
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/openapi"
 	"github.com/contractflow/contractflow/platform/ratelimit"
+	"github.com/contractflow/contractflow/platform/web"
 )
 
 // RateLimitLogin is the named rate-limit policy of the login endpoint.
@@ -97,11 +98,19 @@ func (k *Kernel) buildHTTP() error {
 		return fmt.Errorf("openapi: %w", err)
 	}
 
+	pages, err := k.webServer()
+	if err != nil {
+		return err
+	}
+	errorHandler := httpx.ErrorHandler(log)
+	if pages != nil {
+		errorHandler = pages.ErrorHandler(errorHandler)
+	}
 	f := fiber.New(fiber.Config{
 		AppName:               "",
 		ServerHeader:          "",
 		DisableStartupMessage: true,
-		ErrorHandler:          httpx.ErrorHandler(log),
+		ErrorHandler:          errorHandler,
 		// Values read from a request (params, query, headers) stay valid
 		// after it ends: handlers put them in events and caches.
 		Immutable: true,
@@ -193,8 +202,66 @@ func (k *Kernel) buildHTTP() error {
 			k.routes = append(k.routes, routeEntry{Module: m.Info().Name, Route: r})
 		}
 	}
+	if pages != nil {
+		if err := k.mountPages(f, pages, limiter, limits); err != nil {
+			return err
+		}
+	}
 	k.http = f
 	return nil
 }
+
+// webServer collects the pages of the enabled modules; nil when no module
+// provides web.Sessions (identity disabled), for then no one can sign in.
+func (k *Kernel) webServer() (*web.Server, error) {
+	sessions, ok := Lookup[web.Sessions](k.app)
+	if !ok {
+		return nil, nil
+	}
+	bell, _ := Lookup[web.Bell](k.app)
+	cfg := k.app.Config
+	s := web.New(web.Options{Sessions: sessions, Bell: bell, DB: k.app.DB, Log: k.app.Log, Production: cfg.IsProduction(),
+		Location: cfg.Business.Location, DefaultLang: cfg.Business.Language, AllowedOrigins: cfg.AllowedOrigins})
+	for _, m := range k.enabled {
+		pp, ok := m.(PageProvider)
+		if !ok {
+			continue
+		}
+		var p web.Pages
+		pp.Pages(&p)
+		if err := s.Add(m.Info().Name, &p); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// mountPages mounts the assets and every page behind the page chain (rate
+// limit, session, CSRF, access rule, the text rule of query strings).
+func (k *Kernel) mountPages(f *fiber.App, s *web.Server, limiter *ratelimit.Limiter, limits map[string]int) error {
+	s.MountAssets(f)
+	k.pages = nil
+	for _, p := range s.Pages() {
+		var chain []fiber.Handler
+		if p.RateLimit != "" {
+			perMinute, ok := limits[p.RateLimit]
+			if !ok {
+				return fmt.Errorf("%s names unknown rate-limit policy %q", p.Describe(), p.RateLimit)
+			}
+			if limiter != nil {
+				chain = append(chain, limiter.Middleware(p.RateLimit, perMinute, nil))
+			}
+		}
+		chain = append(chain, s.Handlers(p)...)
+		chain = append(chain, httpx.CheckQuery, p.Handler)
+		f.Add(p.Method, p.Path, chain...)
+		k.pages = append(k.pages, p)
+	}
+	s.MountHome(f)
+	return nil
+}
+
+// Pages lists the browser pages mounted by Start.
+func (k *Kernel) Pages() []web.Page { return k.pages }
 
 func isHealth(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/health/") }

@@ -27,6 +27,7 @@ import (
 	"github.com/contractflow/contractflow/platform/ratelimit"
 	"github.com/contractflow/contractflow/platform/scheduler"
 	"github.com/contractflow/contractflow/platform/storage"
+	"github.com/contractflow/contractflow/platform/web"
 )
 
 // Options tell the kernel where its configuration comes from and which
@@ -53,6 +54,7 @@ type Kernel struct {
 	sched    *scheduler.Scheduler
 	http     *fiber.App
 	routes   []routeEntry
+	pages    []web.Page
 	rlStore  *ratelimit.SQLStore
 	addr     chan string  // receives the bound address once Serve listens
 	inFlight atomic.Int64 // requests being served, for the shutdown log
@@ -184,7 +186,7 @@ func (k *Kernel) Enabled() []string {
 // migrationSets lists the platform's migrations, then every compiled-in
 // module's, enabled or not.
 func (k *Kernel) migrationSets() []migrate.Set {
-	sets := []migrate.Set{{Module: PlatformModule, Migrations: ratelimit.Migrations()}}
+	sets := []migrate.Set{{Module: PlatformModule, Migrations: ratelimit.Migrations()}, {Module: "web", Migrations: web.Migrations()}}
 	for _, m := range k.all {
 		if mg, ok := m.(Migrator); ok {
 			sets = append(sets, migrate.Set{Module: m.Info().Name, Migrations: mg.Migrations()})

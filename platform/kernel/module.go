@@ -17,6 +17,7 @@ import (
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/migrate"
 	"github.com/contractflow/contractflow/platform/scheduler"
+	"github.com/contractflow/contractflow/platform/web"
 )
 
 // Module is the one method every module has.
@@ -57,6 +58,13 @@ type Provisioner interface {
 // RouteProvider declares the module's HTTP endpoints.
 type RouteProvider interface {
 	Routes(r *httpx.Routes)
+}
+
+// PageProvider declares the module's browser pages, navigation entries and
+// messages (DESIGN §12; docs/web.md). Like routes, pages of a disabled
+// module are not mounted, so their addresses answer 404.
+type PageProvider interface {
+	Pages(p *web.Pages)
 }
 
 // MenuProvider declares the permission menu keys the module guards its

@@ -20,6 +20,7 @@ import (
 	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/openapi"
+	"github.com/contractflow/contractflow/platform/web"
 )
 
 // App is one in-process instance of the service under test.
@@ -189,9 +190,11 @@ func (a *App) Do(req Request) *Response {
 }
 
 // documented reports whether req belongs to the API the OpenAPI document
-// describes: not the Swagger UI itself, nor CORS preflights.
+// describes: not the Swagger UI itself, nor the browser pages, nor CORS
+// preflights.
 func documented(req Request) bool {
-	return req.Method != http.MethodOptions && !strings.HasPrefix(req.Path, "/swagger")
+	path, _, _ := strings.Cut(req.Path, "?")
+	return req.Method != http.MethodOptions && !web.IsPagePath(path) && !strings.HasPrefix(path, "/swagger")
 }
 
 func (a *App) newRequest(req Request) *http.Request {
