@@ -345,17 +345,17 @@ func BenchmarkExport100k(b *testing.B) {
 				peak := startPeak(b)
 				cpu0 := cpuTime()
 				for b.Loop() {
-					wb, err := fx.svc.Export(b.Context(), contracts.ExportFilter{})
+					e, err := fx.svc.StartExport(b.Context(), contracts.ExportFilter{})
 					if err != nil {
 						b.Fatal(err)
 					}
-					if _, err := wb.WriteTo(io.Discard); err != nil {
+					if _, err := e.WriteTo(io.Discard); err != nil {
 						b.Fatal(err)
 					}
-					if int64(wb.Rows) != fx.live {
-						b.Fatalf("exported %d rows, want %d", wb.Rows, fx.live)
+					if int64(e.Rows) != fx.live {
+						b.Fatalf("exported %d rows, want %d", e.Rows, fx.live)
 					}
-					_ = wb.Close()
+					e.Close()
 				}
 				peak.stop()
 				reportMS(b, cpu0)

@@ -424,7 +424,7 @@ func checkReportLayout(t *testing.T, f *excelize.File, sheet string, rows int, f
 	// The workbook's parts, as written.
 	ws := readPart(t, f, "xl/worksheets/sheet1.xml")
 	for _, want := range []string{
-		fmt.Sprintf(`<autoFilter ref="$A$1:$J$%d"`, max(rows+1, 2)),
+		fmt.Sprintf(`<autoFilter ref="A1:J%d"`, max(rows+1, 2)),
 		`orientation="landscape"`, `fitToWidth="1"`, `fitToHeight="0"`, `<pageSetUpPr fitToPage="true"`,
 		"<oddFooter>&amp;C" + strings.ReplaceAll(footer, "&", "&amp;") + "</oddFooter>",
 	} {

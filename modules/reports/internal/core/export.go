@@ -1,8 +1,6 @@
 package core
 
 import (
-	"archive/zip"
-	"compress/flate"
 	"context"
 	"fmt"
 	"io"
@@ -10,10 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/xuri/excelize/v2"
-
 	"github.com/contractflow/contractflow/modules/contracts"
 	"github.com/contractflow/contractflow/modules/masterdata"
+	"github.com/contractflow/contractflow/platform/xlsxstream"
 )
 
 // exportWords are the words of the export in each business language
@@ -76,197 +73,171 @@ const (
 	maxWidth    = 60.0
 )
 
-// Workbook is a finished export, written to the client with WriteTo.
-type Workbook struct {
-	f    *excelize.File
-	Rows int
+// Export is an export under way: its first rows are read (so a failure to
+// read them is still an error the handler can answer with), the rest come
+// as WriteTo writes the workbook.
+type Export struct {
+	s       *Service
+	w       *exportWords
+	feed    *feed
+	pending []line // the first rows, read before the workbook starts
+	Rows    int    // data rows written, known after WriteTo
 }
 
-// WriteTo streams the xlsx.
-func (w *Workbook) WriteTo(out io.Writer) (int64, error) { return w.f.WriteTo(out) }
+// StartExport starts reading the contracts matching f and waits for the
+// first widthSample of them (or all, when fewer): the columns' widths come
+// before the first row in a worksheet. WriteTo writes the workbook; Close
+// stops the reading if WriteTo is never called.
+func (s *Service) StartExport(ctx context.Context, f contracts.ExportFilter) (*Export, error) {
+	e := &Export{s: s, w: wordsFor(s.Language), feed: s.newFeed(ctx, f)}
+	for len(e.pending) < widthSample {
+		buf, ok := e.feed.next()
+		if !ok {
+			if err := e.feed.close(nil); err != nil {
+				return nil, err
+			}
+			break
+		}
+		e.pending = append(e.pending, buf...) // the buffers are reused: copy
+		e.feed.done(buf)
+	}
+	return e, nil
+}
 
-// Close removes the workbook's temporary files.
-func (w *Workbook) Close() error { return w.f.Close() }
+// Close stops the reading; it is safe after WriteTo.
+func (e *Export) Close() { _ = e.feed.close(nil) }
 
-// Export builds the xlsx of the contracts matching f with excelize's stream
-// writer: rows go to a temporary file as they come, a page of contracts at a
-// time, so memory stays flat as the export grows. Names of suppliers,
-// projects and drafters are resolved per page and remembered. An empty
-// text cell is left out rather than written empty.
+// WriteTo writes the xlsx to out as the rows are read, each sheet's XML
+// deflated straight into the zip that goes to out (platform/xlsxstream):
+// memory holds two pages of contracts and the compressor's window, whatever
+// the size of the export. It returns the bytes written. An error after the
+// first bytes leaves a zip without its directory, which no reader opens.
 //
 // It reads like a report: headers, phases and contract types in words of
 // the business language (s.Language), supplier and project as "code —
 // name", dates in the business time zone, columns as wide as their first
-// rows, an autofilter, and print setup (landscape, one page wide, the
-// header row on every page, page numbers in the footer). The stream writer
-// needs column widths before the first row, so the first widthSample rows
-// wait in memory until their widths are known.
-func (s *Service) Export(ctx context.Context, f contracts.ExportFilter) (*Workbook, error) {
-	w := wordsFor(s.Language)
-	sheet := w.sheet
-	x := excelize.NewFile()
-	x.SetZipWriter(fastZip)
-	ok := false
-	defer func() {
-		if !ok {
-			_ = x.Close()
-		}
-	}()
-	if err := x.SetSheetName("Sheet1", sheet); err != nil {
-		return nil, err
+// rows, a total row, an autofilter, and print setup (landscape, one page
+// wide, the header row on every page, page numbers in the footer). An empty
+// text cell is left out rather than written empty.
+func (e *Export) WriteTo(out io.Writer) (int64, error) {
+	cw := &countingWriter{w: out}
+	err := e.write(cw)
+	if cerr := e.feed.close(err); err == nil {
+		err = cerr
 	}
-	// Sheet properties are written when the stream starts: set them first.
-	fit := true
-	if err := x.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
-		return nil, err
-	}
-	sw, err := x.NewStreamWriter(sheet)
-	if err != nil {
-		return nil, err
-	}
-	bold, err := x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true},
-		Fill:      excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"DDEBF7"}},
-		Alignment: &excelize.Alignment{Vertical: "center", WrapText: true}})
-	if err != nil {
-		return nil, err
-	}
-	moneyFmt := "#,##0"
-	amount, err := x.NewStyle(&excelize.Style{CustomNumFmt: &moneyFmt})
-	if err != nil {
-		return nil, err
-	}
-	dateFmt := w.dateFormat
-	date, err := x.NewStyle(&excelize.Style{CustomNumFmt: &dateFmt, Alignment: &excelize.Alignment{Horizontal: "left"}})
-	if err != nil {
-		return nil, err
-	}
-	totalStyle, err := x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, CustomNumFmt: &moneyFmt})
-	if err != nil {
-		return nil, err
-	}
-	totalLabel, err := x.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
-	if err != nil {
-		return nil, err
-	}
-	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
-		return nil, err
-	}
+	return cw.n, err
+}
 
-	// widths start at the headers' (bold text is a little wider) and at
-	// what dates and amounts take.
-	var widths [10]float64
+func (e *Export) write(out io.Writer) error {
+	w, s := e.w, e.s
+	x := xlsxstream.New(out)
+	bold := x.AddStyle(xlsxstream.Style{Bold: true, Fill: "DDEBF7", VAlign: "center", Wrap: true})
+	amount := x.AddStyle(xlsxstream.Style{NumFmt: "#,##0"})
+	date := x.AddStyle(xlsxstream.Style{NumFmt: w.dateFormat, HAlign: "left"})
+	totalStyle := x.AddStyle(xlsxstream.Style{Bold: true, NumFmt: "#,##0"})
+	totalLabel := x.AddStyle(xlsxstream.Style{Bold: true})
+
+	margin := 0.4
+	sheet, err := x.NewSheet(w.sheet, xlsxstream.SheetOptions{Widths: e.widths(), FreezeRows: 1, Landscape: true, PaperSize: 9,
+		FitToWidth: 1, Margins: &margin, Footer: "&C" + w.footer, PrintTitles: 1})
+	if err != nil {
+		return err
+	}
+	cells := make([]xlsxstream.Cell, len(w.headers))
+	for i, h := range w.headers {
+		cells[i] = xlsxstream.String(h, bold)
+	}
+	if err := sheet.Row(30, cells...); err != nil {
+		return err
+	}
+	var sum float64
+	row := func(l *line) error {
+		v := l.Value.Float()
+		sum += v
+		cells[0] = xlsxstream.String(deref(l.MaHopDong), 0)
+		cells[1] = xlsxstream.String(l.Title, 0)
+		cells[2] = xlsxstream.String(word(w.types, l.ContractType), 0)
+		cells[3] = xlsxstream.String(l.supplier, 0)
+		cells[4] = xlsxstream.String(l.project, 0)
+		cells[5] = xlsxstream.Number(v, amount)
+		cells[6] = xlsxstream.String(word(w.phases, l.Phase), 0)
+		cells[7] = s.dateCell(l.SLADeadline, date)
+		cells[8] = xlsxstream.String(l.drafter, 0)
+		cells[9] = s.dateCell(&l.CreatedAt, date)
+		return sheet.Row(0, cells...)
+	}
+	for i := range e.pending {
+		if err := row(&e.pending[i]); err != nil {
+			return err
+		}
+	}
+	e.pending = nil
+	for {
+		buf, ok := e.feed.next()
+		if !ok {
+			break
+		}
+		for i := range buf {
+			if err := row(&buf[i]); err != nil {
+				return err
+			}
+		}
+		e.feed.done(buf)
+	}
+	if err := e.feed.close(nil); err != nil {
+		return err
+	}
+	last := sheet.Rows() // the header and the data rows
+	e.Rows = last - 1
+	// The total sums exactly the data rows F2:F<last>. With no rows that
+	// range would be the total's own cell, a circular reference: write 0.
+	total := xlsxstream.Number(0, totalStyle)
+	if last > 1 {
+		total = xlsxstream.Formula(fmt.Sprintf("SUM(F2:F%d)", last), sum, totalStyle)
+	}
+	if err := sheet.Row(0, xlsxstream.String(w.total, totalLabel), xlsxstream.Cell{}, xlsxstream.Cell{}, xlsxstream.Cell{}, xlsxstream.Cell{}, total); err != nil {
+		return err
+	}
+	sheet.AutoFilter(fmt.Sprintf("A1:J%d", max(last, 2)))
+	return x.Close()
+}
+
+// widths are the columns' widths: the headers' (bold text is a little
+// wider) and what dates and amounts take, widened to the first rows' texts.
+func (e *Export) widths() []float64 {
+	w := e.w
+	widths := make([]float64, len(w.headers))
 	for i, h := range w.headers {
 		widths[i] = float64(utf8.RuneCountInString(h)) + 3
 	}
 	widths[5] = max(widths[5], 16)
 	widths[7] = max(widths[7], 17)
 	widths[9] = max(widths[9], 17)
-	var pending [][]any // the first rows, until the widths are known
-	started := false
-	row := 1
-	start := func() error {
-		started = true
-		for i, wd := range widths {
-			if err := sw.SetColWidth(i+1, i+1, min(wd, maxWidth)); err != nil {
-				return err
-			}
-		}
-		header := make([]any, len(w.headers))
-		for i, h := range w.headers {
-			header[i] = excelize.Cell{Value: h, StyleID: bold}
-		}
-		if err := sw.SetRow("A1", header, excelize.RowOpts{Height: 30}); err != nil {
-			return err
-		}
-		for i, cells := range pending {
-			if err := sw.SetRow("A"+strconv.Itoa(i+2), cells); err != nil {
-				return err
-			}
-		}
-		pending = nil
-		return nil
-	}
-	cells := make([]any, len(w.headers)) // reused once streaming: SetRow writes the row out before it returns
-	err = s.pipeline(ctx, f, func(l *line) error {
-		row++
-		if !started {
-			cells = make([]any, len(w.headers)) // kept in pending
-		}
-		cells[0] = text(deref(l.MaHopDong))
-		cells[1] = text(l.Title)
-		cells[2] = text(word(w.types, l.ContractType))
-		cells[3] = text(l.supplier)
-		cells[4] = text(l.project)
-		cells[5] = excelize.Cell{Value: l.Value.Float(), StyleID: amount}
-		cells[6] = text(word(w.phases, l.Phase))
-		cells[7] = s.dateCell(l.SLADeadline, date)
-		cells[8] = text(l.drafter)
-		cells[9] = s.dateCell(&l.CreatedAt, date)
-		if started {
-			return sw.SetRow("A"+strconv.Itoa(row), cells)
-		}
-		for i, c := range cells {
-			if str, ok := c.(string); ok {
+	for _, l := range e.pending {
+		for i, str := range [...]string{0: deref(l.MaHopDong), 1: l.Title, 2: word(w.types, l.ContractType), 3: l.supplier,
+			4: l.project, 6: word(w.phases, l.Phase), 8: l.drafter} {
+			if str != "" {
 				widths[i] = max(widths[i], float64(utf8.RuneCountInString(str))+2)
 			}
 		}
-		if v := len(strconv.FormatFloat(l.Value.Float(), 'f', 0, 64)); true {
-			widths[5] = max(widths[5], float64(v+v/3)+3)
-		}
-		pending = append(pending, cells)
-		if len(pending) == widthSample {
-			return start()
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		v := len(strconv.FormatFloat(l.Value.Float(), 'f', 0, 64))
+		widths[5] = max(widths[5], float64(v+v/3)+3)
 	}
-	if !started {
-		if err := start(); err != nil {
-			return nil, err
-		}
+	for i := range widths {
+		widths[i] = min(widths[i], maxWidth)
 	}
-	// The total sums exactly the data rows F2:F<last>. With no rows that
-	// range would be the total's own cell, a circular reference: write 0.
-	sum := excelize.Cell{Value: 0, StyleID: totalStyle}
-	if row > 1 {
-		sum = excelize.Cell{Formula: fmt.Sprintf("SUM(F2:F%d)", row), StyleID: totalStyle}
-	}
-	total := []any{excelize.Cell{Value: w.total, StyleID: totalLabel}, nil, nil, nil, nil, sum}
-	if err := sw.SetRow(fmt.Sprintf("A%d", row+1), total); err != nil {
-		return nil, err
-	}
-	if err := printSetup(x, sheet, w, row); err != nil {
-		return nil, err
-	}
-	if err := sw.Flush(); err != nil {
-		return nil, err
-	}
-	ok = true
-	return &Workbook{f: x, Rows: row - 1}, nil
+	return widths
 }
 
-// printSetup adds the autofilter over the header and data rows and what a
-// printed copy needs: landscape A4, one page wide, the header row repeated
-// on every page, page numbers in the footer. The stream writer writes these
-// worksheet parts at Flush, so they are set before it.
-func printSetup(x *excelize.File, sheet string, w *exportWords, lastRow int) error {
-	if err := x.AutoFilter(sheet, fmt.Sprintf("A1:J%d", max(lastRow, 2)), nil); err != nil {
-		return err
-	}
-	landscape, a4, wide, tall := "landscape", 9, 1, 0
-	if err := x.SetPageLayout(sheet, &excelize.PageLayoutOptions{Orientation: &landscape, Size: &a4, FitToWidth: &wide, FitToHeight: &tall}); err != nil {
-		return err
-	}
-	margin := 0.4
-	if err := x.SetPageMargins(sheet, &excelize.PageLayoutMarginsOptions{Left: &margin, Right: &margin, Top: &margin, Bottom: &margin}); err != nil {
-		return err
-	}
-	if err := x.SetHeaderFooter(sheet, &excelize.HeaderFooterOptions{OddFooter: "&C" + w.footer}); err != nil {
-		return err
-	}
-	return x.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: "'" + sheet + "'!$1:$1", Scope: sheet})
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // line is a contract of the export with its names resolved.
@@ -275,29 +246,35 @@ type line struct {
 	supplier, project, drafter string
 }
 
-// pipeline hands every contract matching f to write, in order. Reading a
-// page and resolving its names (the database) overlaps writing the previous
-// page (excelize) in another goroutine; two page buffers take turns, so
-// memory holds at most two pages whatever the size of the export. Only the
-// reading goroutine touches the database, so a transaction in ctx is safe.
-func (s *Service) pipeline(ctx context.Context, f contracts.ExportFilter, write func(*line) error) error {
+// feed reads the contracts matching f, a page at a time, in a goroutine of
+// its own, names resolved: reading a page (the database) overlaps writing
+// the previous one. Two page buffers take turns, so memory holds at most two
+// pages whatever the size of the export. Only the reading goroutine touches
+// the database, so a transaction in ctx is safe.
+type feed struct {
+	full   chan []line
+	free   chan []line
+	read   chan error
+	cancel context.CancelFunc
+	err    error
+	closed bool
+}
+
+func (s *Service) newFeed(ctx context.Context, f contracts.ExportFilter) *feed {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	full := make(chan []line, 1)
-	free := make(chan []line, 2)
-	free <- nil
-	free <- nil
-	read := make(chan error, 1)
+	p := &feed{full: make(chan []line, 1), free: make(chan []line, 2), read: make(chan error, 1), cancel: cancel}
+	p.free <- nil
+	p.free <- nil
 	go func() {
-		defer close(full)
+		defer close(p.full)
 		names := newNameCache(s)
-		read <- s.Contracts.Export(ctx, f, func(page []contracts.ExportRow) error {
+		p.read <- s.Contracts.Export(ctx, f, func(page []contracts.ExportRow) error {
 			if err := names.load(ctx, page); err != nil {
 				return err
 			}
 			var buf []line
 			select {
-			case buf = <-free:
+			case buf = <-p.free:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -307,57 +284,51 @@ func (s *Service) pipeline(ctx context.Context, f contracts.ExportFilter, write 
 					project: projectName(names.projects, c.ProjectID), drafter: names.users[c.DrafterID]})
 			}
 			select {
-			case full <- buf:
+			case p.full <- buf:
 				return nil
-			case <-ctx.Done(): // the writer failed (or panicked)
+			case <-ctx.Done(): // the writer stopped
 				return ctx.Err()
 			}
 		})
 	}()
-	var werr error
-	for buf := range full {
-		for i := 0; i < len(buf) && werr == nil; i++ {
-			werr = write(&buf[i])
-		}
-		if werr != nil {
-			cancel() // stop the reader; keep draining until it has gone
-		}
-		free <- buf
-	}
-	if rerr := <-read; werr == nil && rerr != nil {
-		return rerr
-	}
-	return werr
+	return p
 }
 
-// fastZip deflates at flate.BestSpeed. For 100 000 rows the default level
-// took twice the CPU (about 0.5 s against 0.25 s) for a file a fifth smaller
-// (6.7 MiB against 8.5 MiB): time matters more than size on an intranet.
-func fastZip(w io.Writer) excelize.ZipWriter {
-	zw := zip.NewWriter(w)
-	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(out, flate.BestSpeed)
-	})
-	return zw
+// next is the next page of lines; false when the reading has ended.
+func (p *feed) next() ([]line, bool) {
+	if p.closed {
+		return nil, false
+	}
+	buf, ok := <-p.full
+	return buf, ok
+}
+
+// done hands a page's buffer back to the reader.
+func (p *feed) done(buf []line) { p.free <- buf }
+
+// close ends the reading (stopping it when werr says the writer failed or
+// the reading has not finished), waits for the reader to go and returns its
+// error. Later calls return the same.
+func (p *feed) close(werr error) error {
+	if p.closed {
+		return p.err
+	}
+	p.closed = true
+	p.cancel()
+	for range p.full { // drain until the reader has gone
+	}
+	if rerr := <-p.read; werr == nil && rerr != nil {
+		p.err = rerr
+	}
+	return p.err
 }
 
 // dateCell shows an instant as wall time in the business time zone.
-func (s *Service) dateCell(t *time.Time, style int) any {
+func (s *Service) dateCell(t *time.Time, style int) xlsxstream.Cell {
 	if t == nil {
-		return nil
+		return xlsxstream.Cell{}
 	}
-	local := t.In(s.Location)
-	wall := time.Date(local.Year(), local.Month(), local.Day(), local.Hour(), local.Minute(), local.Second(), 0, time.UTC)
-	return excelize.Cell{Value: wall, StyleID: style}
-}
-
-// text is a string cell, or no cell at all when it is empty (smaller files,
-// and nothing for the stream writer to escape).
-func text(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
+	return xlsxstream.Time(t.In(s.Location), style)
 }
 
 func deref(s *string) string {

@@ -37,18 +37,19 @@ func (s *Service) export(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	wb, err := s.Export(c.UserContext(), f)
+	// The first rows are read before the answer starts, so that a failure
+	// to read them is still a problem answer; the rest stream into the zip.
+	e, err := s.StartExport(c.UserContext(), f)
 	if err != nil {
 		return err
 	}
 	name := fmt.Sprintf("contracts-%s.xlsx", s.Clock.Now().In(s.Location).Format("20060102-1504"))
 	c.Set(fiber.HeaderContentType, xlsxType)
 	c.Set(fiber.HeaderContentDisposition, httpx.ContentDisposition(name))
-	// The workbook is complete on disk; zipping it goes straight to the wire.
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer wb.Close()
-		if _, err := wb.WriteTo(w); err != nil {
-			return // the client went away; nothing left to tell it
+		defer e.Close()
+		if _, err := e.WriteTo(w); err != nil {
+			return // the client went away, or the read failed: the zip has no directory and does not open
 		}
 		_ = w.Flush()
 	})
