@@ -12,7 +12,7 @@ PKGS     := ./...
 # indexes with it (and scans without it).
 TAGS     := sqlite_fts5
 
-.PHONY: run build test test-short vet fmt fmt-check bench bench-go clean
+.PHONY: run build test test-short vet fmt fmt-check bench bench-scale bench-go clean
 
 # A cold first build compiles SQLite (cgo) and every dependency: minutes on
 # a small machine. Say so, and list packages as they compile (-v).
@@ -41,14 +41,22 @@ fmt:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# The end-to-end benchmark of issue 8: builds and starts the server on a
-# fresh database, loads 100 000 contracts, drives every scenario, measures
-# the raw limits and updates docs/benchmarks.md. Flags pass through, e.g.
+# The end-to-end benchmark (issues 8 and 12): builds and starts the server
+# on a fresh database, loads 100 000 contracts, drives every scenario,
+# measures the raw limits and updates docs/benchmarks.md. Flags pass
+# through, e.g.
 #   make bench BENCHFLAGS="--postgres 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'"
 #   make bench BENCHFLAGS="--contracts 5000 --duration 3s --doc ''"
+# make bench-scale runs the scale series (a fresh SQLite data set of each
+# size, CPU per request of the reads and the transition, and the 1/8/32
+# client sweep at 100 000) and updates the doc's scale section.
 BENCHFLAGS ?=
+SCALE      ?= 10000,100000,300000
 bench:
 	CGO_ENABLED=1 GOFLAGS="$$GOFLAGS -tags=$(TAGS)" go run ./cmd/cfbench $(BENCHFLAGS)
+
+bench-scale:
+	CGO_ENABLED=1 GOFLAGS="$$GOFLAGS -tags=$(TAGS)" go run ./cmd/cfbench --scale $(SCALE) --timeout 60m $(BENCHFLAGS)
 
 # The Go micro-benchmarks, each in its package.
 bench-go:

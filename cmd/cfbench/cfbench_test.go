@@ -61,7 +61,45 @@ func TestDriveStopsAtTheCapAndWhenWorkRunsOut(t *testing.T) {
 	}
 }
 
-func TestPhasePath(t *testing.T) {
+// testGraph is contract-default v1 as the engine serves it (the moves that
+// matter to the data set).
+func testGraph(t *testing.T) *graph {
+	t.Helper()
+	step := func(p string, h int, terminal bool, roles ...string) graphStep {
+		return graphStep{Phase: p, SLAHours: h, Terminal: terminal, InboxRoles: roles}
+	}
+	move := func(from, to, kind, guard string, normal bool, roles ...string) graphMove {
+		return graphMove{From: from, To: to, Kind: kind, Guard: guard, Normal: normal, Roles: roles}
+	}
+	g := &graph{ID: "x", Key: "contract-default", Version: 1, Initial: "DangSoanThao", steps: map[string]graphStep{}, moves: []graphMove{
+		move("DangSoanThao", "DangDamPhan", "forward", "", true, "Drafter"),
+		move("DangDamPhan", "DangGopY", "forward", "", true, "Drafter"),
+		move("DangDamPhan", "DangSoanThao", "return", "", false, "Drafter"),
+		move("DangGopY", "DangInKy", "forward", "", true, "ProjectManager"),
+		move("DangInKy", "DangKiemTraCCM", "forward", "!"+bypassFact, true, "Drafter"),
+		move("DangInKy", "DangTrinhKy", "bypass", bypassFact, true, "Drafter"),
+		move("DangKiemTraCCM", "DangTrinhKy", "forward", "", true, "CostControl"),
+		move("DangTrinhKy", "DangDongDau", "forward", "", true, "Director"),
+		move("DangTrinhKy", "TuChoi", "reject", "", false, "Director"),
+		move("DangDongDau", "DaPhatHanh", "forward", "", true, "HrAdmin"),
+	}}
+	for _, s := range []graphStep{step("DangSoanThao", 168, false, "Drafter"), step("DangDamPhan", 120, false), step("DangGopY", 72, false, "Finance"),
+		step("DangInKy", 48, false), step("DangKiemTraCCM", 48, false), step("DangTrinhKy", 72, false), step("DangDongDau", 24, false),
+		step("DaPhatHanh", 0, true), step("TuChoi", 0, true)} {
+		g.steps[s.Phase] = s
+	}
+	if err := g.derive(); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestGraphPaths(t *testing.T) {
+	g := testGraph(t)
+	normal := []string{"DangSoanThao", "DangDamPhan", "DangGopY", "DangInKy", "DangKiemTraCCM", "DangTrinhKy", "DangDongDau", "DaPhatHanh"}
+	if !slices.Equal(g.Normal, normal) || g.RejectFrom != "DangTrinhKy" || g.Reject != "TuChoi" {
+		t.Fatalf("normal %v, reject %s → %s", g.Normal, g.RejectFrom, g.Reject)
+	}
 	for _, tc := range []struct {
 		name   string
 		phase  string
@@ -69,15 +107,27 @@ func TestPhasePath(t *testing.T) {
 		want   []string
 	}{
 		{"new", "DangSoanThao", false, []string{"DangSoanThao"}},
-		{"published", "DaPhatHanh", false, normalPath},
+		{"published", "DaPhatHanh", false, normal},
 		{"bypassed", "DangTrinhKy", true, []string{"DangSoanThao", "DangDamPhan", "DangGopY", "DangInKy", "DangTrinhKy"}},
 		{"rejected", "TuChoi", false, []string{"DangSoanThao", "DangDamPhan", "DangGopY", "DangInKy", "DangKiemTraCCM", "DangTrinhKy", "TuChoi"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := phasePath(tc.phase, tc.bypass); !slices.Equal(got, tc.want) {
-				t.Fatalf("phasePath(%s, %v) = %v, want %v", tc.phase, tc.bypass, got, tc.want)
+			if got := g.path(tc.phase, tc.bypass); !slices.Equal(got, tc.want) {
+				t.Fatalf("path(%s, %v) = %v, want %v", tc.phase, tc.bypass, got, tc.want)
 			}
 		})
+	}
+	if g.mover("DangInKy", "DangKiemTraCCM") != "drafter" || g.mover("DangTrinhKy", "TuChoi") != "Director" {
+		t.Error("movers")
+	}
+	// The mix of the data set over the default graph, as before it was read from the engine.
+	want := []phaseCount{{"DangSoanThao", 12}, {"DangDamPhan", 8}, {"DangGopY", 10}, {"DangInKy", 6}, {"DangKiemTraCCM", 5},
+		{"DangTrinhKy", 5}, {"DangDongDau", 4}, {"DaPhatHanh", 44}, {"TuChoi", 6}}
+	if got := g.shares(); !slices.Equal(got, want) {
+		t.Errorf("shares %v, want %v", got, want)
+	}
+	if p := g.inboxPhase("Finance"); p != "DangGopY" {
+		t.Errorf("Finance inbox phase %q", p)
 	}
 }
 
@@ -99,8 +149,16 @@ func TestWriteDocReplacesOnlyItsSection(t *testing.T) {
 		return &report{When: time.Now(), DB: db, Data: &dataset{sizes: sizes{Contracts: 100_000}, ByPhase: map[string]int{}},
 			Limits: limits{Clients: 8, Duration: time.Second, MaxOps: 10}, Raw: map[string]result{}}
 	}
-	for _, db := range []string{"Postgres", "SQLite", "SQLite"} {
-		if err := writeDoc(path, run(db)); err != nil {
+	scale := &scaleReport{When: time.Now(), Limits: limits{Clients: 8, Duration: time.Second, MaxOps: 10},
+		Points: []scalePoint{{Contracts: 10, Results: map[string]result{}}}}
+	for _, db := range []string{"Postgres", "SQLite", "scale", "SQLite"} {
+		md, key := "", strings.ToLower(db)
+		if db == "scale" {
+			md = scale.markdown()
+		} else {
+			md = run(db).markdown()
+		}
+		if err := writeDoc(path, key, md); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,12 +167,12 @@ func TestWriteDocReplacesOnlyItsSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, want := range []string{"## SQLite", "## Postgres"} {
+	for _, want := range []string{"## SQLite", "## Scale (SQLite)", "## Postgres"} {
 		if n := strings.Count(doc, want+"\n"); n != 1 {
 			t.Fatalf("%q appears %d times in:\n%s", want, n, doc)
 		}
 	}
-	if strings.Index(doc, "## SQLite") > strings.Index(doc, "## Postgres") {
-		t.Fatalf("SQLite's section should come first")
+	if i, j, k := strings.Index(doc, "## SQLite"), strings.Index(doc, "## Scale"), strings.Index(doc, "## Postgres"); i > j || j > k {
+		t.Fatalf("want the sections in the order SQLite, scale, Postgres")
 	}
 }

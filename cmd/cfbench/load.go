@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,28 +41,15 @@ var roleShare = []struct {
 	{"HrAdmin", 5}, {"Admin", 5},
 }
 
-// The contract phases along the normal path of contract-default v1, then the
-// rejection; SLA hours per phase as seeded.
 var (
-	normalPath = []string{"DangSoanThao", "DangDamPhan", "DangGopY", "DangInKy", "DangKiemTraCCM", "DangTrinhKy", "DangDongDau", "DaPhatHanh"}
-	slaHours   = map[string]int{"DangSoanThao": 168, "DangDamPhan": 120, "DangGopY": 72, "DangInKy": 48, "DangKiemTraCCM": 48, "DangTrinhKy": 72, "DangDongDau": 24}
-	// phaseShare is the phase mix of the data set (percent): mostly
-	// published, as in a system that has run for two years.
-	phaseShare = []struct {
-		Phase string
-		Share int
-	}{
-		{"DangSoanThao", 12}, {"DangDamPhan", 8}, {"DangGopY", 10}, {"DangInKy", 6}, {"DangKiemTraCCM", 5},
-		{"DangTrinhKy", 5}, {"DangDongDau", 4}, {"DaPhatHanh", 44}, {"TuChoi", 6},
-	}
 	contractTypes = []string{"Subcontract", "PieceWork", "Supply", "Service", "Purchase", "FrameworkSupply", "FrameworkSubcontract"}
 	typeCodes     = map[string]string{"Subcontract": "HDTP", "PieceWork": "HDGK", "Supply": "NCC", "Service": "HDDV",
 		"Purchase": "MB", "FrameworkSupply": "HDKNCC", "FrameworkSubcontract": "HDKTP"}
-	// moveRole is the role that makes each move of the normal path (the
-	// drafter's own moves are made by the contract's drafter).
-	moveRole = map[string]string{"DangDamPhan": "drafter", "DangGopY": "drafter", "DangInKy": "ProjectManager",
-		"DangKiemTraCCM": "drafter", "DangTrinhKy": "CostControl", "DangDongDau": "Director", "DaPhatHanh": "HrAdmin", "TuChoi": "Director"}
 )
+
+// sealPhase is where the contracts module gives a contract its code
+// (DESIGN §4): bulk contracts past it carry one, from the same sequences.
+const sealPhase = "DangDongDau"
 
 // searchWord occurs in about one title in sixteen (one of 16 work items).
 const searchWord = "móng"
@@ -85,15 +73,20 @@ type dataset struct {
 	Approvals, Comments int
 	ByPhase             map[string]int
 	LiveIDs             []string // every live contract (detail)
-	PoolHTTP, PoolRaw   []string // live DangSoanThao contracts with a future deadline, split
+	PoolHTTP, PoolRaw   []string // live contracts in the initial phase with a future deadline, split
 	LoginEmails         []string // every user with benchPassword
 	DrafterEmails       []string
 	FinanceEmail        string
 	ExportPhase         string
-	ExportRows          int    // live contracts in ExportPhase
-	RawActorID          string // approver of the raw transaction's moves
+	ExportRows          int      // live contracts in ExportPhase
+	RawActorID          string   // approver of the raw transaction's moves
+	SupplierIDs         []string // every supplier (contract create)
+	ProjectIDs          []string // every project (contract create)
 	APITime, SQLTime    time.Duration
 	Proc                *procData // evaluations and budgets (evaluations.go)
+	Graph               *graph    // the contract workflow, read from the engine
+	Phases              []phaseCount
+	NextPhase           string // the initial phase's normal move (the transition scenario)
 }
 
 // loadAPI creates master data and the first user of each role through the
@@ -168,14 +161,18 @@ type loader struct {
 	stmt map[string]string // cached multi-row INSERT texts
 }
 
-func loadSQL(ctx context.Context, d *database, sz sizes) (*dataset, error) {
+func loadSQL(ctx context.Context, d *database, sz sizes, g *graph) (*dataset, error) {
 	sqlDB, err := d.open(1)
 	if err != nil {
 		return nil, err
 	}
 	defer sqlDB.Close()
 	l := &loader{db: d, sql: sqlDB, rng: rand.New(rand.NewPCG(2026, 8)), now: time.Now().UTC().Truncate(time.Microsecond), stmt: map[string]string{}}
-	ds := &dataset{sizes: sz, ByPhase: map[string]int{}, ExportPhase: "DangGopY"}
+	ds := &dataset{sizes: sz, ByPhase: map[string]int{}, Graph: g, Phases: g.shares(), NextPhase: g.Normal[1]}
+	// The list and the export filter on the Finance inbox's phase.
+	if ds.ExportPhase = g.inboxPhase("Finance"); ds.ExportPhase == "" {
+		ds.ExportPhase = g.Normal[min(2, len(g.Normal)-2)]
+	}
 	byRole, err := l.users(ctx, sz.Users)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
@@ -332,9 +329,11 @@ const chunk = 5_000
 // projects and 24 months, each with one approval per move it made along
 // the normal path and, for some, a comment or two.
 func (l *loader) contracts(ctx context.Context, ds *dataset, byRole map[string][]user) error {
-	var workflowID string
-	if err := l.sql.QueryRowContext(ctx, "SELECT id FROM workflow_definitions WHERE def_key = 'contract-default' AND version = 1").Scan(&workflowID); err != nil {
-		return fmt.Errorf("workflow definition contract-default v1: %w", err)
+	g := ds.Graph
+	workflowID := g.ID
+	bypassable := map[string]bool{} // phases a bypassed contract passes through
+	for _, p := range g.walk(true) {
+		bypassable[p] = true
 	}
 	suppliers, err := l.ids(ctx, "SELECT id FROM suppliers ORDER BY code")
 	if err != nil {
@@ -360,6 +359,10 @@ func (l *loader) contracts(ctx context.Context, ds *dataset, byRole map[string][
 	rows.Close()
 	if len(suppliers) == 0 || len(projects) == 0 {
 		return fmt.Errorf("no suppliers or projects to attach contracts to")
+	}
+	ds.SupplierIDs = suppliers
+	for _, p := range projects {
+		ds.ProjectIDs = append(ds.ProjectIDs, p.id)
 	}
 	columns := contractColumns
 	// Migration 4 of contracts added a folded search_text of title and code,
@@ -387,11 +390,11 @@ func (l *loader) contracts(ctx context.Context, ds *dataset, byRole map[string][
 		var cRows, aRows, mRows [][]any
 		for range min(chunk, ds.Contracts-from) {
 			id := uuid.Must(uuid.NewV7()).String()
-			phase := pickPhase(rng.IntN(100))
+			phase := pickPhase(ds.Phases, rng.IntN(100))
 			ctype := contractTypes[rng.IntN(len(contractTypes))]
 			framework := strings.HasPrefix(ctype, "Framework")
-			bypass := phase != "DangKiemTraCCM" && rng.IntN(10) == 0
-			terminal := phase == "DaPhatHanh" || phase == "TuChoi"
+			bypass := bypassable[phase] && rng.IntN(10) == 0
+			terminal := g.terminal(phase)
 			var created time.Time
 			if terminal {
 				created = l.now.Add(-time.Duration(int64(3*24*time.Hour) + rng.Int64N(span)))
@@ -399,7 +402,7 @@ func (l *loader) contracts(ctx context.Context, ds *dataset, byRole map[string][
 				created = l.now.Add(-time.Duration(int64(time.Hour) + rng.Int64N(recent)))
 			}
 			created = created.Truncate(time.Microsecond)
-			path := phasePath(phase, bypass)
+			path := g.path(phase, bypass)
 			moves := len(path) - 1
 			step := min(l.now.Sub(created)/time.Duration(moves+1), 6*24*time.Hour)
 			drafter := drafters[rng.IntN(len(drafters))].id
@@ -420,16 +423,16 @@ func (l *loader) contracts(ctx context.Context, ds *dataset, byRole map[string][
 				at = at.Add(step/2 + time.Duration(rng.Int64N(int64(step/2)+1))).Truncate(time.Microsecond)
 				to := path[j]
 				by := drafter
-				if r := moveRole[to]; r != "drafter" {
+				if r := g.mover(path[j-1], to); r != "drafter" {
 					by = pick(r)
 				}
 				decision, comment := "Approve", ""
-				if to == "TuChoi" {
+				if to == g.Reject {
 					decision, comment = "Reject", "Giá trị vượt dự toán được duyệt; đề nghị đàm phán lại."
 				}
 				aRows = append(aRows, []any{uuid.Must(uuid.NewV7()).String(), id, path[j-1], to, by, decision, comment, at})
 				lastBy = by
-				if to == "DangDongDau" {
+				if to == sealPhase {
 					sealedAt = at
 				}
 			}
@@ -437,18 +440,18 @@ func (l *loader) contracts(ctx context.Context, ds *dataset, byRole map[string][
 			inPool := false
 			switch {
 			case terminal:
-			case phase == "DangSoanThao" && rng.IntN(100) > 0:
+			case phase == g.Initial && rng.IntN(100) > 0:
 				inPool = true
 				deadline = l.now.Add(time.Hour + time.Duration(rng.Int64N(int64(160*time.Hour)))).Truncate(time.Microsecond)
 			case rng.IntN(5) == 0: // overdue
 				deadline = l.now.Add(-time.Hour - time.Duration(rng.Int64N(int64(5*24*time.Hour)))).Truncate(time.Microsecond)
 			default:
-				deadline = l.now.Add(time.Hour + time.Duration(rng.Int64N(int64(slaHours[phase])*int64(time.Hour)))).Truncate(time.Microsecond)
+				deadline = l.now.Add(time.Hour + time.Duration(rng.Int64N(int64(max(1, g.slaHours(phase)))*int64(time.Hour)))).Truncate(time.Microsecond)
 			}
-			if !inPool && (phase == "DangSoanThao" || phase == "DangDamPhan") && rng.IntN(100) == 0 {
+			if !inPool && (phase == g.Normal[0] || phase == g.Normal[1]) && rng.IntN(100) == 0 {
 				deletedAt, deletedBy = at.Add(time.Hour), drafter
 			}
-			if phase == "DangDongDau" || phase == "DaPhatHanh" {
+			if phase != g.Reject && slices.Contains(path, sealPhase) {
 				head := fmt.Sprint(sealedAt.In(ict).Year())
 				if !framework {
 					head = proj.code
@@ -533,38 +536,14 @@ func (l *loader) hasColumn(ctx context.Context, table, column string) (bool, err
 	return n > 0, err
 }
 
-func pickPhase(n int) string {
-	for _, p := range phaseShare {
+func pickPhase(shares []phaseCount, n int) string {
+	for _, p := range shares {
 		if n < p.Share {
 			return p.Phase
 		}
 		n -= p.Share
 	}
-	return phaseShare[0].Phase
-}
-
-// phasePath is the phases a contract went through to reach phase: the
-// normal path (skipping DangKiemTraCCM when bypassed), or up to DangTrinhKy
-// and then TuChoi.
-func phasePath(phase string, bypass bool) []string {
-	var out []string
-	for _, p := range normalPath {
-		if bypass && p == "DangKiemTraCCM" {
-			continue
-		}
-		if phase == "TuChoi" {
-			out = append(out, p)
-			if p == "DangTrinhKy" {
-				return append(out, "TuChoi")
-			}
-			continue
-		}
-		out = append(out, p)
-		if p == phase {
-			return out
-		}
-	}
-	return out
+	return shares[0].Phase
 }
 
 // skewed picks an index in [0, n) with low indexes more likely, so a few

@@ -38,6 +38,8 @@ type options struct {
 	pprof    string
 	tags     string
 	set      settings
+	scale    string
+	sweep    string
 }
 
 // settings collects repeated --set key=value flags as CONTRACTFLOW_*
@@ -74,6 +76,8 @@ func main() {
 	fs.StringVar(&o.repo, "repo", "", "repository root (default: found from the working folder)")
 	fs.Var(&o.set, "set", "extra server configuration key=value (repeatable), e.g. --set rateLimit.enabled=false to see the limiter's cost; docs are not written")
 	fs.StringVar(&o.tags, "tags", ownTags(), "build tags of the server binary (default: the tags this harness was built with; make bench passes sqlite_fts5)")
+	fs.StringVar(&o.scale, "scale", "", "run the scale series instead: a fresh SQLite data set per number of contracts, e.g. 10000,100000,300000; each runs the inbox, list, detail, dashboard and transition, and the size nearest 100 000 the client sweep; writes the doc's scale section")
+	fs.StringVar(&o.sweep, "sweep", "1,8,32", "with --scale: client counts of the transition and inbox sweep ('' for none)")
 	fs.StringVar(&o.pprof, "pprof", "", "profile: run the server inside this process and write a CPU profile and allocation snapshots per scenario to this folder (RSS figures are then the harness's; docs are not written)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -98,6 +102,26 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	if o.scale != "" {
+		if o.postgres != "" || o.pprof != "" {
+			fmt.Fprintln(os.Stderr, "cfbench: --scale runs on SQLite, without --postgres or --pprof")
+			os.Exit(2)
+		}
+		counts, err := parseInts(o.scale)
+		var sweep []int
+		if err == nil && o.sweep != "" {
+			sweep, err = parseInts(o.sweep)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cfbench: --scale/--sweep:", err)
+			os.Exit(2)
+		}
+		if err := runScale(ctx, o, counts, sweep); err != nil {
+			fmt.Fprintln(os.Stderr, "cfbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "cfbench:", err)
 		os.Exit(1)
@@ -173,6 +197,10 @@ func run(ctx context.Context, o options) (err error) {
 	if err := loadAPI(ctx, c, o.sizes, o.limits.Clients); err != nil {
 		return fmt.Errorf("load through the API: %w", err)
 	}
+	g, err := fetchGraph(ctx, c)
+	if err != nil {
+		return fmt.Errorf("contract workflow: %w", err)
+	}
 	apiTime := time.Since(t0)
 	if err := srv.stop(); err != nil {
 		return err
@@ -181,7 +209,7 @@ func run(ctx context.Context, o options) (err error) {
 	// 2. Bulk load with the server stopped.
 	logf("API part done in %s; bulk-inserting %d users and %d contracts", ms(apiTime), o.sizes.Users, o.sizes.Contracts)
 	t0 = time.Now()
-	ds, err := loadSQL(ctx, d, o.sizes)
+	ds, err := loadSQL(ctx, d, o.sizes, g)
 	if err != nil {
 		return fmt.Errorf("bulk load: %w", err)
 	}
@@ -273,6 +301,7 @@ func run(ctx context.Context, o options) (err error) {
 		return ctx.Err()
 	}
 	runScenario(s.transition())
+	runScenario(s.create())
 	for _, sc := range s.procurementWrites() {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -287,7 +316,7 @@ func run(ctx context.Context, o options) (err error) {
 
 	// 5. The raw transaction, with the server stopped.
 	logf("raw: transition transaction on the same database (%d contracts)", len(ds.PoolRaw))
-	rt, err := rawTransaction(ctx, d, ds.PoolRaw, ds.RawActorID, o.limits)
+	rt, err := rawTransaction(ctx, d, g, ds.PoolRaw, ds.RawActorID, o.limits)
 	if err != nil {
 		return fmt.Errorf("raw transaction: %w", err)
 	}
@@ -338,7 +367,7 @@ func run(ctx context.Context, o options) (err error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(repo, path)
 		}
-		if err := writeDoc(path, rep); err != nil {
+		if err := writeDoc(path, strings.ToLower(rep.DB), md); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		logf("wrote the %s section of %s", rep.DB, path)

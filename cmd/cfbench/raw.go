@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -23,11 +24,12 @@ import (
 // through one connection (transactions queue in database/sql) and Postgres
 // through a pool as large as the concurrency.
 //
-// The pool holds contracts in DangSoanThao that the HTTP scenario did not
-// touch. Each pass over the pool moves them one step further along the
-// normal path (up to DangTrinhKy, so no contract code is due), which keeps
-// every operation a compare-and-set on a distinct (contract, phase).
-func rawTransaction(ctx context.Context, d *database, pool []string, actorID string, l limits) (result, error) {
+// The pool holds contracts in the initial phase that the HTTP scenario did
+// not touch. Each pass over the pool moves them one step further along the
+// engine's normal path (g.Normal, up to the phase before sealPhase, so no
+// contract code is due), which keeps every operation a compare-and-set on
+// a distinct (contract, phase); deadlines follow the steps' SLA hours.
+func rawTransaction(ctx context.Context, d *database, g *graph, pool []string, actorID string, l limits) (result, error) {
 	conns := l.Clients
 	if d.driver == "sqlite" {
 		conns = 1
@@ -49,7 +51,10 @@ func rawTransaction(ctx context.Context, d *database, pool []string, actorID str
 		return result{}, err
 	}
 	defer ins.Close()
-	const passes = 5 // DangSoanThao → … → DangTrinhKy
+	passes := len(g.Normal) - 2 // stop before the terminal phase
+	if i := slices.Index(g.Normal, sealPhase); i > 0 {
+		passes = i - 1
+	}
 	n := len(pool)
 	if n == 0 {
 		return result{}, errors.New("no contracts left for the raw transaction")
@@ -57,14 +62,14 @@ func rawTransaction(ctx context.Context, d *database, pool []string, actorID str
 	l.MaxOps = min(l.MaxOps, n*passes)
 	fn := func(ctx context.Context, _, seq int) error {
 		id, step := pool[seq%n], seq/n
-		from, to := normalPath[step], normalPath[step+1]
+		from, to := g.Normal[step], g.Normal[step+1]
 		now := time.Now().UTC()
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = tx.Rollback() }()
-		res, err := tx.StmtContext(ctx, upd).ExecContext(ctx, to, now.Add(time.Duration(slaHours[to])*time.Hour), false, now, actorID, id, from)
+		res, err := tx.StmtContext(ctx, upd).ExecContext(ctx, to, now.Add(time.Duration(g.slaHours(to))*time.Hour), false, now, actorID, id, from)
 		if err != nil {
 			return err
 		}

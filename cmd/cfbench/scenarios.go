@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -118,7 +119,7 @@ func (s *session) loginOp() op {
 // as an administrator (who sees every contract, so the filter and the
 // search do all the narrowing).
 func (s *session) listPath() string {
-	return "/api/contracts?phase=DangGopY&search=" + url.QueryEscape(searchWord) + "&page=1&pageSize=20"
+	return "/api/contracts?phase=" + s.ds.ExportPhase + "&search=" + url.QueryEscape(searchWord) + "&page=1&pageSize=20"
 }
 
 // scenarios lists the HTTP scenarios but the mixed one and the transition,
@@ -151,7 +152,7 @@ func (s *session) scenarios() []scenario {
 			fn:   export("/api/reports/contracts/export"),
 			note: fmt.Sprintf("GET /api/reports/contracts/export, every live contract (%s rows), sequential", thousands(len(ds.LiveIDs)))},
 		{name: "list page 1", rawOf: rawFiber, limits: l, warmup: 50, fn: s.get(s.listPath(), admin),
-			note: fmt.Sprintf("GET /api/contracts?phase=DangGopY&search=%s&page=1&pageSize=20 as Admin (%s matches)", searchWord, thousands(s.matches["list"]))},
+			note: fmt.Sprintf("GET /api/contracts?phase=%s&search=%s&page=1&pageSize=20 as Admin (%s matches)", ds.ExportPhase, searchWord, thousands(s.matches["list"]))},
 		{name: "inbox page 1", rawOf: rawFiber, limits: l, warmup: 50, fn: s.get("/api/contracts/inbox?page=1&pageSize=20", func() string { return s.finance }),
 			note: fmt.Sprintf("GET /api/contracts/inbox?page=1&pageSize=20 as a Finance user (%s contracts in the inbox)", thousands(s.matches["inbox"]))},
 		{name: "contract detail", rawOf: rawFiber, limits: l, warmup: 50, fn: detail,
@@ -166,11 +167,12 @@ func (s *session) scenarios() []scenario {
 	}, 4, s.evaluationInbox()...) // after the contract detail
 }
 
-// transition moves distinct contracts DangSoanThao → DangDamPhan as
-// Drafters, and stops when the pool runs out.
+// transition makes the initial phase's normal move (as the engine's
+// definition has it) on distinct contracts as Drafters, and stops when the
+// pool runs out.
 func (s *session) transition() scenario {
 	ds := s.ds
-	move := mustJSON(map[string]string{"toPhase": "DangDamPhan"})
+	move := mustJSON(map[string]string{"toPhase": ds.NextPhase})
 	fn := func(ctx context.Context, w, seq int) error {
 		if seq >= len(ds.PoolHTTP) {
 			return errExhausted
@@ -178,7 +180,27 @@ func (s *session) transition() scenario {
 		return s.c.call(ctx, http.MethodPost, "/api/contracts/"+ds.PoolHTTP[seq]+"/transitions", s.drafters[w%len(s.drafters)], move, http.StatusOK, nil)
 	}
 	return scenario{name: "transition", rawOf: rawTx, limits: s.l, fn: fn,
-		note: fmt.Sprintf("POST /api/contracts/{id}/transitions DangSoanThao→DangDamPhan as Drafters, distinct contracts (%s available)", thousands(len(ds.PoolHTTP)))}
+		note: fmt.Sprintf("POST /api/contracts/{id}/transitions %s→%s as Drafters, distinct contracts (%s available)", ds.Graph.Initial, ds.NextPhase, thousands(len(ds.PoolHTTP)))}
+}
+
+// create drafts new contracts as Drafters, each naming a supplier and a
+// project (skewed as in the data set), round-robin over the contract types
+// that need a project.
+func (s *session) create() scenario {
+	ds := s.ds
+	types := []string{"Subcontract", "PieceWork", "Supply", "Service", "Purchase"}
+	fn := func(ctx context.Context, w, seq int) error {
+		body := mustJSON(map[string]any{
+			"title":        fmt.Sprintf("Hợp đồng %s đợt %d", titleItems[seq%len(titleItems)], seq),
+			"contractType": types[seq%len(types)],
+			"supplierId":   ds.SupplierIDs[int(uint64(seq)*2654435761%uint64(len(ds.SupplierIDs)))],
+			"projectId":    ds.ProjectIDs[int(uint64(seq)*40503%uint64(len(ds.ProjectIDs)))],
+			"value":        json.Number(fmt.Sprint(20_000_000 + (seq%500)*1_000_000)),
+		})
+		return s.c.call(ctx, http.MethodPost, "/api/contracts", s.drafters[w%len(s.drafters)], body, http.StatusCreated, nil)
+	}
+	return scenario{name: "contract create", limits: s.l, fn: fn,
+		note: "POST /api/contracts as Drafters with a supplier and a project (five types that need a project, round-robin)"}
 }
 
 // measure runs one scenario and records the server's peak RSS during it:

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// graph is the contract workflow the data set is built on, read from the
+// engine (GET /api/workflows/assignments, then the definition assigned to
+// the contract types) rather than copied here: a designer change changes
+// the data set and the scenarios with it.
+type graph struct {
+	ID      string // the definition every bulk contract pins
+	Key     string
+	Version int
+	Initial string
+	steps   map[string]graphStep
+	moves   []graphMove
+	Normal  []string // from Initial along the normal moves, bypass guard false, to a terminal phase
+	Reject  string   // the terminal phase of the reject move furthest along Normal ("" when none)
+	// RejectFrom is the phase Reject is reached from.
+	RejectFrom string
+}
+
+type graphStep struct {
+	Phase      string   `json:"phase"`
+	SLAHours   int      `json:"slaHours"`
+	Terminal   bool     `json:"terminal"`
+	InboxRoles []string `json:"inboxRoles"`
+}
+
+type graphMove struct {
+	From   string   `json:"from"`
+	To     string   `json:"to"`
+	Kind   string   `json:"kind"`
+	Roles  []string `json:"roles"`
+	Guard  string   `json:"guard"`
+	Normal bool     `json:"normal"`
+}
+
+// bypassFact is the contract kind's guard fact of the bypass moves.
+const bypassFact = "bypassProcurementAndCCM"
+
+// fetchGraph reads the published definition assigned to the contract
+// types (the first type that has one) as the administrator.
+func fetchGraph(ctx context.Context, c *client) (*graph, error) {
+	var login struct{ AccessToken string }
+	if err := c.call(ctx, http.MethodPost, "/api/auth/login", "", mustJSON(map[string]string{"email": adminEmail, "password": adminPassword}), 200, &login); err != nil {
+		return nil, fmt.Errorf("admin login: %w", err)
+	}
+	var as []struct {
+		DocumentType         string
+		WorkflowDefinitionID *string
+	}
+	if err := c.call(ctx, http.MethodGet, "/api/workflows/assignments", login.AccessToken, nil, 200, &as); err != nil {
+		return nil, err
+	}
+	id := ""
+	for _, a := range as {
+		if strings.HasPrefix(a.DocumentType, "contract.") && a.WorkflowDefinitionID != nil {
+			id = *a.WorkflowDefinitionID
+			break
+		}
+	}
+	if id == "" {
+		return nil, fmt.Errorf("no contract type has a workflow definition assigned")
+	}
+	var def struct {
+		ID, Key, InitialPhase string
+		Version               int
+		Steps                 []graphStep
+		Transitions           []graphMove
+	}
+	if err := c.call(ctx, http.MethodGet, "/api/workflows/"+id, login.AccessToken, nil, 200, &def); err != nil {
+		return nil, err
+	}
+	g := &graph{ID: def.ID, Key: def.Key, Version: def.Version, Initial: def.InitialPhase, steps: map[string]graphStep{}, moves: def.Transitions}
+	for _, s := range def.Steps {
+		g.steps[s.Phase] = s
+	}
+	return g, g.derive()
+}
+
+// derive walks the normal path and finds the rejection.
+func (g *graph) derive() error {
+	g.Normal = g.walk(false)
+	if len(g.Normal) < 3 {
+		return fmt.Errorf("workflow %s v%d: the normal path %v is too short for the data set", g.Key, g.Version, g.Normal)
+	}
+	for _, p := range g.Normal {
+		for _, m := range g.moves {
+			if m.From == p && m.Kind == "reject" && g.steps[m.To].Terminal {
+				g.RejectFrom, g.Reject = p, m.To
+			}
+		}
+	}
+	return nil
+}
+
+// next is the normal move out of phase for a contract with the bypass fact
+// set or not: a guarded normal move wins while its guard holds.
+func (g *graph) next(phase string, bypass bool) (graphMove, bool) {
+	var plain *graphMove
+	for i, m := range g.moves {
+		if m.From != phase || !m.Normal {
+			continue
+		}
+		switch m.Guard {
+		case "":
+			plain = &g.moves[i]
+		case bypassFact:
+			if bypass {
+				return m, true
+			}
+		case "!" + bypassFact:
+			if !bypass {
+				return m, true
+			}
+		}
+	}
+	if plain == nil {
+		return graphMove{}, false
+	}
+	return *plain, true
+}
+
+// walk is the phases from the initial one along the normal moves.
+func (g *graph) walk(bypass bool) []string {
+	out := []string{g.Initial}
+	for p := g.Initial; !g.steps[p].Terminal && len(out) <= len(g.steps); {
+		m, ok := g.next(p, bypass)
+		if !ok {
+			break
+		}
+		p = m.To
+		out = append(out, p)
+	}
+	return out
+}
+
+// path is the phases a contract went through to reach phase: the normal
+// path (the bypassed one when bypass), or up to RejectFrom and then Reject.
+func (g *graph) path(phase string, bypass bool) []string {
+	walked := g.walk(bypass)
+	if phase == g.Reject {
+		if i := slices.Index(walked, g.RejectFrom); i >= 0 {
+			return append(slices.Clone(walked[:i+1]), g.Reject)
+		}
+	}
+	if i := slices.Index(walked, phase); i >= 0 {
+		return walked[:i+1]
+	}
+	return walked
+}
+
+// mover is the role that makes the move from → to: "drafter" when the
+// drafter's role may (the contract's own drafter moves it), else the
+// move's first role.
+func (g *graph) mover(from, to string) string {
+	for _, m := range g.moves {
+		if m.From == from && m.To == to {
+			if slices.Contains(m.Roles, "Drafter") || len(m.Roles) == 0 {
+				return "drafter"
+			}
+			return m.Roles[0]
+		}
+	}
+	return "drafter"
+}
+
+func (g *graph) slaHours(phase string) int { return g.steps[phase].SLAHours }
+
+func (g *graph) terminal(phase string) bool { return g.steps[phase].Terminal }
+
+// pathShares is the phase mix along the normal path (percent), position by
+// position, as in a system that has run for two years: mostly finished;
+// the rest of 100 goes to the rejection.
+var pathShares = []int{12, 8, 10, 6, 5, 5, 4}
+
+const finishedShare = 44
+
+// shares is the data set's phase mix over this graph: pathShares along the
+// non-terminal phases of the normal path (the last share repeats for a
+// longer path), finishedShare at its end, the rest rejected.
+func (g *graph) shares() []phaseCount {
+	var out []phaseCount
+	left := 100
+	for i, p := range g.Normal {
+		share := finishedShare
+		if i < len(g.Normal)-1 {
+			share = pathShares[min(i, len(pathShares)-1)]
+		}
+		share = min(share, left)
+		out = append(out, phaseCount{p, share})
+		left -= share
+	}
+	if g.Reject != "" && left > 0 {
+		out = append(out, phaseCount{g.Reject, left})
+	} else if left > 0 {
+		out[len(out)-1].Share += left
+	}
+	return out
+}
+
+type phaseCount struct {
+	Phase string
+	Share int
+}
+
+// inboxPhase is the first phase of the normal path in the role's inbox,
+// "" when none.
+func (g *graph) inboxPhase(role string) string {
+	for _, p := range g.Normal {
+		if slices.Contains(g.steps[p].InboxRoles, role) {
+			return p
+		}
+	}
+	return ""
+}
