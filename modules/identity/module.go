@@ -115,3 +115,9 @@ func (m *Module) Commands() []kernel.Command {
 		},
 	}}
 }
+
+var _ kernel.PageProvider = (*Module)(nil)
+
+// Pages declares the administration pages: users and the permission
+// matrix (docs/web.md).
+func (m *Module) Pages(p *web.Pages) { m.svc.Pages(p) }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -305,4 +306,68 @@ func TestWebBrowserSignIn(t *testing.T) {
 	if p := tab.Path(); !strings.HasPrefix(p, "/login") {
 		t.Fatalf("after sign-out / shows %s", p)
 	}
+}
+
+// checkedBoxes reads the names of the checked checkboxes of a page.
+func checkedBoxes(body string) url.Values {
+	out := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="checkbox" name="([^"]+)"[^>]*\schecked`).FindAllStringSubmatch(body, -1) {
+		out.Set(m[1], "1")
+	}
+	return out
+}
+
+func TestWebAdministration(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		app, base := startWeb(t, driver)
+		_, email, _ := identitytest.NewUser(t, app, identity.RoleDrafter)
+		drafter := webtest.NewClient(t, base)
+		drafter.SignIn(email, identitytest.Password)
+		admin := webtest.NewClient(t, base)
+		admin.SignIn(identitytest.AdminEmail, identitytest.AdminPassword)
+
+		// Users: the list finds the drafter; a new user through the form.
+		if r := admin.Get("/admin/users?search=" + url.QueryEscape(email)); r.Status != 200 || !strings.Contains(r.Body, email) {
+			t.Fatalf("users page: %d %s", r.Status, webtest.Text(r.Body))
+		}
+		r := admin.Post("/admin/users", url.Values{"email": {"new.person@test.local"}, "fullName": {"Nguyễn Thị Ánh"},
+			"password": {"Long-Enough-Password-1"}, "role.Drafter": {"1"}})
+		if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, "/admin/users/") {
+			t.Fatalf("create user: %d %s", r.Status, webtest.Text(r.Body))
+		}
+		if page := admin.Get(r.Location); !strings.Contains(page.Body, `value="Nguyễn Thị Ánh"`) {
+			t.Fatalf("user page: %s", webtest.Text(page.Body))
+		}
+		r = admin.Post("/admin/users", url.Values{"email": {"new.person@test.local"}, "fullName": {"Again"}, "password": {"Long-Enough-Password-1"}})
+		if r.Status != 409 || !strings.Contains(r.Body, `role="alert"`) {
+			t.Fatalf("duplicate email: %d %s", r.Status, webtest.Text(r.Body))
+		}
+		// The drafter may not see the administration.
+		if r := drafter.Get("/admin/users"); r.Status != 403 {
+			t.Fatalf("drafter on the users page: %d", r.Status)
+		}
+
+		// The permission matrix as checkboxes: revoke Drafter's Contracts.Read
+		// and the drafter's menu loses the entry.
+		matrix := admin.Get("/admin/permissions?role=Drafter")
+		form := checkedBoxes(matrix.Body)
+		if form.Get("p.Contracts.Read") == "" {
+			t.Fatalf("matrix does not show Drafter's Contracts.Read: %s", webtest.Text(matrix.Body))
+		}
+		form.Del("p.Contracts.Read")
+		form.Set("role", "Drafter")
+		if r := admin.Post("/admin/permissions", form); r.Status != http.StatusSeeOther {
+			t.Fatalf("save matrix: %d %s", r.Status, webtest.Text(r.Body))
+		}
+		if r := drafter.Get("/"); strings.Contains(r.Body, `href="/test-contracts"`) {
+			t.Fatal("the drafter's menu still links the revoked entry")
+		}
+		if r := drafter.Get("/test-contracts"); r.Status != 403 {
+			t.Fatalf("revoked page: %d", r.Status)
+		}
+		// The Admin row cannot be lowered.
+		if r := admin.Post("/admin/permissions", url.Values{"role": {"Admin"}}); r.Status != 400 {
+			t.Fatalf("lowering Admin: %d", r.Status)
+		}
+	})
 }

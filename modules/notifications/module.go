@@ -7,12 +7,14 @@ import (
 
 	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/notifications/internal/core"
+	notificationsweb "github.com/contractflow/contractflow/modules/notifications/internal/web"
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/migrate"
 	"github.com/contractflow/contractflow/platform/notify"
 	"github.com/contractflow/contractflow/platform/scheduler"
+	"github.com/contractflow/contractflow/platform/web"
 )
 
 func init() { kernel.Register(func() kernel.Module { return New() }) }
@@ -50,7 +52,8 @@ func (m *Module) ConfigSection() (string, any) { return "notifications", m.cfg }
 func (*Module) Migrations() []migrate.Migration { return core.Migrations() }
 
 // Provision builds the service, subscribes it to every event inside the
-// publisher's transaction and starts the hub and the sign-in watch.
+// publisher's transaction, starts the hub and the sign-in watch, and
+// provides the pages' bell.
 func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	if err := m.cfg.Validate(); err != nil {
 		return err
@@ -70,6 +73,7 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 		return err
 	}
 	m.svc.Start()
+	kernel.Provide[web.Bell](app, notificationsweb.Bell{Svc: m.svc})
 	app.Bus.SubscribeAll(events.InTx, m.svc.Store)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"net/url"
 	"path"
 	"strconv"
@@ -33,6 +34,9 @@ var base = template.Must(template.New("base").Funcs(funcs).ParseFS(platformTempl
 // request (language, time zone, CSRF token) is a method of View.
 var funcs = template.FuncMap{
 	"add": func(a, b int) int { return a + b },
+	// round writes a number without decimals (hours remaining: "36").
+	"round": func(f float64) string { return strconv.FormatFloat(math.Round(f), 'f', 0, 64) },
+	"abs":   math.Abs,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -356,4 +360,17 @@ func NewPager[T any](c *fiber.Ctx, p paging.Page[T]) Pager {
 		pg.NextURL = link(p.Page + 1)
 	}
 	return pg
+}
+
+// T translates a message key in the request's language, for texts a
+// handler puts in a problem or a flash.
+func T(c *fiber.Ctx, key string, args ...any) string {
+	return serverOf(c).messages.text(Lang(c), key, args...)
+}
+
+// Allowed reports whether the signed-in user passes a policy
+// ("Contracts.Read"), as the API's guard decides it.
+func Allowed(c *fiber.Ctx, policy string) bool {
+	p, ok := User(c)
+	return ok && serverOf(c).opts.Sessions.Allowed(p.Roles, policy)
 }
