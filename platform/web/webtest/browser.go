@@ -138,7 +138,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 func (tab *Tab) saveScreenshot() {
 	ctx, cancel := context.WithTimeout(tab.ctx, 10*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		tab.t.Logf("browser: no screenshot: %v", err)
 		return
@@ -186,12 +186,13 @@ func (tab *Tab) Text(css string) string {
 	return strings.TrimSpace(s)
 }
 
-// Eval evaluates a JavaScript expression in the page.
+// Eval evaluates a JavaScript expression in the page; a promise is
+// awaited.
 func Eval[T any](tab *Tab, expr string) T {
 	tab.t.Helper()
 	ctx, cancel := context.WithTimeout(tab.ctx, tab.Timeout)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		tab.t.Fatalf("browser: eval %s: %v", expr, err)
 	}
@@ -225,11 +226,42 @@ func (tab *Tab) Screenshot(file string) {
 	tab.t.Helper()
 	ctx, cancel := context.WithTimeout(tab.ctx, tab.Timeout)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		tab.t.Fatalf("browser: screenshot: %v", err)
 	}
 	if err := os.WriteFile(file, png, 0o644); err != nil {
 		tab.t.Fatalf("browser: write %s: %v", file, err)
 	}
+}
+
+// WaitJS waits until a JavaScript expression is true in the page (a live
+// count rising, say), failing the test after the tab's timeout.
+func (tab *Tab) WaitJS(expr string) {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.ctx, tab.Timeout)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		tab.t.Fatalf("browser: waiting for %s: %v", expr, err)
+	}
+}
+
+// ScreenshotTo saves the window as PNG in the folder named by the
+// environment variable CONTRACTFLOW_SCREENSHOTS, when it is set (make
+// screenshots uses it to refresh the README's pictures).
+func (tab *Tab) ScreenshotTo(name string) {
+	tab.t.Helper()
+	dir := os.Getenv("CONTRACTFLOW_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	tab.Screenshot(filepath.Join(dir, name))
+}
+
+// On returns the window reporting to t: a window opened by a parent test
+// and used in a subtest must fail the subtest, not the parent.
+func (tab *Tab) On(t *testing.T) *Tab {
+	c := *tab
+	c.t = t
+	return &c
 }

@@ -249,6 +249,11 @@ func (h handlers) transition(c *fiber.Ctx) error {
 	if _, err := h.svc.Transition(c.UserContext(), caller(c), c.Params("id"), in); err != nil {
 		return h.again(c, err, in.Comment)
 	}
+	// A move out of the caller's inbox may take the contract out of their
+	// sight: then home, where the next work waits.
+	if _, err := h.svc.Get(c.UserContext(), caller(c), c.Params("id")); apperr.KindOf(err) == apperr.KindForbidden {
+		return web.RedirectWithFlash(c, "/", "contracts.flash.moved")
+	}
 	return web.RedirectWithFlash(c, "/contracts/"+c.Params("id"), "contracts.flash.moved")
 }
 
