@@ -12,7 +12,7 @@ PKGS     := ./...
 # indexes with it (and scans without it).
 TAGS     := sqlite_fts5
 
-.PHONY: run build test test-short vet fmt fmt-check bench bench-scale bench-go clean
+.PHONY: run build test screenshots test-short vet fmt fmt-check bench bench-scale bench-go clean
 
 # A cold first build compiles SQLite (cgo) and every dependency: minutes on
 # a small machine. Say so, and list packages as they compile (-v).
@@ -28,6 +28,10 @@ run: build
 # -race keeps concurrency bugs out; -p runs packages in parallel.
 test:
 	CGO_ENABLED=1 go test -tags '$(TAGS)' -race -count=1 -p 4 -timeout 15m $(PKGS)
+
+# The README's pictures, taken by the browser tests (needs chromium).
+screenshots:
+	CGO_ENABLED=1 CONTRACTFLOW_SCREENSHOTS=$(CURDIR)/docs/screenshots go test -tags '$(TAGS)' -count=1 -run TestBrowser ./modules/all/
 
 test-short:
 	go test -tags '$(TAGS)' -count=1 $(PKGS)

@@ -66,8 +66,13 @@ func (w *world) person(roles ...string) person {
 
 func (w *world) contract(token string) string {
 	w.t.Helper()
-	return w.id(w.api("POST", "/api/contracts", token, map[string]any{"title": "Hợp đồng cung cấp thép", "contractType": "Supply",
-		"supplierId": w.supplier, "projectId": w.project, "value": 350000000}, 201))
+	return w.contractOf(token, "Hợp đồng cung cấp thép", "Supply", 350000000)
+}
+
+func (w *world) contractOf(token, title, contractType string, value int64) string {
+	w.t.Helper()
+	return w.id(w.api("POST", "/api/contracts", token, map[string]any{"title": title, "contractType": contractType,
+		"supplierId": w.supplier, "projectId": w.project, "value": value}, 201))
 }
 
 // TestBrowser drives the pages in headless Chromium: one server and one
@@ -151,6 +156,11 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("the whole normal path, inbox to inbox", func(t *testing.T) {
+		if os.Getenv("CONTRACTFLOW_SCREENSHOTS") != "" {
+			// A fuller inbox for the README's picture.
+			w.contractOf(drafter.token, "Hợp đồng cung cấp bê tông thương phẩm", "Supply", 2_480_000_000)
+			w.contractOf(drafter.token, "Hợp đồng dịch vụ thí nghiệm vật liệu", "Service", 185_500_000)
+		}
 		inInbox(t, drafter)
 		drafter.tab.On(t).ScreenshotTo("inbox.png")
 		steps := []struct {
@@ -166,6 +176,12 @@ func TestBrowser(t *testing.T) {
 			if !inInbox(t, st.by) {
 				t.Fatalf("before moving to %s the contract is not in the mover's inbox", st.to)
 			}
+			if st.to == "DangKiemTraCCM" {
+				// The README's picture: half-way, with a return in the history.
+				tab := st.by.tab.On(t)
+				tab.Open("/contracts/" + id)
+				tab.ScreenshotTo("contract-detail.png")
+			}
 			move(t, st.by, st.to, "")
 			if (st.next == nil || st.next.email != st.by.email) && inInbox(t, st.by) {
 				t.Errorf("after moving to %s the contract is still in the mover's inbox", st.to)
@@ -179,7 +195,6 @@ func TestBrowser(t *testing.T) {
 		if code := tab.Text("#code"); !strings.HasPrefix(code, "DA001-HDTP-") {
 			t.Errorf("published contract code %q", code)
 		}
-		tab.ScreenshotTo("contract-detail.png")
 	})
 
 	t.Run("upload and download an attachment", func(t *testing.T) {
