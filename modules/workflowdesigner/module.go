@@ -70,14 +70,18 @@ func (*Module) Menus() []kernel.Menu {
 	return []kernel.Menu{{Key: "Workflows", Title: "Workflows", Path: "/workflows", Order: 120}}
 }
 
-// Seed creates the registered kinds' default definitions and assignments.
+// Seed creates the registered kinds' default definitions and assignments
+// and makes sure each kind's documents are counted.
 func (m *Module) Seed(ctx context.Context, _ *kernel.App) error {
 	kinds := m.rt.Kinds()
 	declared := make([]engine.Kind, len(kinds))
 	for i, k := range kinds {
 		declared[i] = k.Declared()
 	}
-	return m.svc.Seed(ctx, declared)
+	if err := m.svc.Seed(ctx, declared); err != nil {
+		return err
+	}
+	return m.rt.EnsureCounters(ctx)
 }
 
 // Jobs runs the one SLA job of every registered kind.

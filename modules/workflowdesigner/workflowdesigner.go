@@ -8,10 +8,13 @@ import (
 	"context"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/runtime"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/notify"
+	"github.com/contractflow/contractflow/platform/paging"
 )
 
 // Types of the engine and the runtime, re-exported for the modules that
@@ -71,6 +74,12 @@ var (
 // the owner, never the actor) as a notification draft of kind.
 func Audience(kind, documentID, ownerID string, inboxRoles []string, actorID *string) notify.Draft {
 	return runtime.Audience(kind, documentID, ownerID, inboxRoles, actorID)
+}
+
+// InboxPage reads one page of q, a kind's live documents under sc.Inbox(),
+// with the exact total from the runtime's counts rather than a COUNT(*).
+func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request) ([]T, int64, error) {
+	return runtime.InboxPage[T](ctx, sc, q, req)
 }
 
 // ActorOf is who asks for a move; nil is the system.

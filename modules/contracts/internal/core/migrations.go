@@ -123,7 +123,9 @@ func Migrations() []migrate.Migration {
 		)},
 		{Version: 7, Name: "placeholders a draft export could not fill", Up: migrate.SQL(
 			`ALTER TABLE contract_attachments ADD COLUMN unfilled_placeholders TEXT NOT NULL DEFAULT '[]'`,
-		)}}
+		)},
+		{Version: 8, Name: "dashboard totals kept by triggers", Up: migrate.PerDialect(totalsSQLite, totalsPostgres)},
+		{Version: 9, Name: "deadline totals kept by triggers", Up: migrate.PerDialect(deadlinesSQLite, deadlinesPostgres)}}
 }
 
 // v5HistoryChain adds the columns of the workflow runtime's tamper-evident

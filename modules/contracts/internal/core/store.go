@@ -31,6 +31,61 @@ type listFilter struct {
 }
 
 func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilter, req paging.Request) ([]Contract, int64, error) {
+	words := search.Words(f.Search)
+	if len(words) == 0 || !s.indexed || !inCreatedOrder(req) {
+		return db.PageOf[Contract](s.listQuery(ctx, sc, f, words, search.Match), req)
+	}
+	// The count comes first: how many rows match decides how the page is
+	// read (the page alone would not settle the count of a search anyway).
+	var total int64
+	if err := s.listQuery(ctx, sc, f, words, search.Match).Count(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	if total == 0 || int64(req.Offset()) >= total {
+		return []Contract{}, total, nil
+	}
+	match := search.Match
+	scanned, err := s.liveIn(ctx, f.Phase)
+	if err != nil {
+		return nil, 0, err
+	}
+	if walkOrder(total, scanned, req) {
+		match = search.Filter
+	}
+	rows := []Contract{}
+	err = db.Page(s.listQuery(ctx, sc, f, words, match), req).Find(&rows).Error
+	return rows, total, err
+}
+
+// inCreatedOrder reports whether a list is in the order of an index
+// (created_at, id) the planner can walk.
+func inCreatedOrder(req paging.Request) bool {
+	return len(req.Sort) == 1 && req.Sort[0].Column == "contracts.created_at"
+}
+
+// walkOrder decides how a search reads its page, knowing that total of
+// the scanned rows of the index match: walking the order visits about
+// (offset+pageSize)·scanned/total rows, reading the matches and sorting
+// them costs total rows and a sort (counted four times a visit).
+func walkOrder(total, scanned int64, req paging.Request) bool {
+	return total*total >= 4*int64(req.Offset()+req.PageSize)*scanned
+}
+
+// liveIn is how many live contracts are in phase (all when ""), from
+// contract_totals.
+func (s *store) liveIn(ctx context.Context, phase string) (int64, error) {
+	q := s.conn(ctx).Table("contract_totals").Select("CAST(COALESCE(SUM(n), 0) AS BIGINT)").Where("dim = 'phase'")
+	if phase != "" {
+		q = q.Where("bucket = ?", phase)
+	}
+	var n int64
+	err := q.Scan(&n).Error
+	return n, err
+}
+
+// listQuery is the list's condition; match narrows it by one search word.
+func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string,
+	match func(q *gorm.DB, table string, indexed bool, word string) *gorm.DB) *gorm.DB {
 	cond, args := sc.Visible()
 	q := s.live(ctx).Where(cond, args...)
 	if f.Phase != "" {
@@ -45,18 +100,18 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 	if f.ContractType != "" {
 		q = q.Where("contracts.contract_type = ?", f.ContractType)
 	}
-	if words := search.Words(f.Search); len(words) > 0 {
+	if len(words) > 0 {
 		// Every word in the title or code, or a supplier whose name matches.
 		own := s.conn(ctx).Session(&gorm.Session{NewDB: true})
 		for _, w := range words {
-			own = search.Match(own, "contracts", s.indexed, w)
+			own = match(own, "contracts", s.indexed, w)
 		}
 		if len(f.SupplierMatches) > 0 {
 			own = s.conn(ctx).Session(&gorm.Session{NewDB: true}).Where(own).Or("contracts.supplier_id IN ?", f.SupplierMatches)
 		}
 		q = q.Where(own)
 	}
-	return db.PageOf[Contract](q, req)
+	return q
 }
 
 // inbox lists the contracts waiting in a phase the caller's roles see,
@@ -65,7 +120,7 @@ func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging
 	cond, args := sc.Inbox()
 	q := s.live(ctx).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "contracts.sla_deadline"}}
-	return db.PageOf[Contract](q, req)
+	return workflowdesigner.InboxPage[Contract](ctx, sc, q, req)
 }
 
 func (s *store) get(ctx context.Context, id string) (*Contract, error) {

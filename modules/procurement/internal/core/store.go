@@ -53,7 +53,7 @@ func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging
 	cond, args := sc.Inbox()
 	q := s.live(ctx).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "purchase_evaluations.sla_deadline"}, {Column: "purchase_evaluations.id"}}
-	return db.PageOf[Evaluation](q, req)
+	return workflowdesigner.InboxPage[Evaluation](ctx, sc, q, req)
 }
 
 func (s *store) get(ctx context.Context, id string) (*Evaluation, error) {

@@ -63,5 +63,33 @@ func Migrations() []migrate.Migration {
 		// Every write of a definition adds one, so publishing can refuse
 		// content that changed after it was validated.
 		`ALTER TABLE workflow_definitions ADD COLUMN revision INTEGER NOT NULL DEFAULT 0`,
+	)}, {Version: 4, Name: "live documents counted per kind, definition, phase and deadline", Up: migrate.PerDialect(
+		// Kept by triggers the runtime puts on each kind's documents table
+		// (runtime/counters.go); the inbox's and the in-flight plan's exact
+		// counts read these rows instead of counting documents. On Postgres
+		// a count is spread over stripes so concurrent moves do not queue
+		// on one row; SQLite has one writer and uses stripe 0.
+		[]string{`CREATE TABLE workflow_counts (
+			kind VARCHAR(32) NOT NULL,
+			definition_id VARCHAR(36) NOT NULL,
+			phase VARCHAR(32) NOT NULL,
+			dated SMALLINT NOT NULL,
+			stripe SMALLINT NOT NULL,
+			n BIGINT NOT NULL,
+			PRIMARY KEY (kind, definition_id, phase, dated, stripe)) WITHOUT ROWID`},
+		[]string{`CREATE TABLE workflow_counts (
+			kind VARCHAR(32) NOT NULL,
+			definition_id VARCHAR(36) NOT NULL,
+			phase VARCHAR(32) NOT NULL,
+			dated SMALLINT NOT NULL,
+			stripe SMALLINT NOT NULL,
+			n BIGINT NOT NULL,
+			PRIMARY KEY (kind, definition_id, phase, dated, stripe))`,
+			`CREATE FUNCTION workflow_count_add(k VARCHAR, d VARCHAR, p VARCHAR, dt SMALLINT, delta BIGINT) RETURNS void
+			LANGUAGE sql AS $$
+				INSERT INTO workflow_counts (kind, definition_id, phase, dated, stripe, n)
+				VALUES (k, d, p, dt, (pg_backend_pid() % 16)::smallint, delta)
+				ON CONFLICT (kind, definition_id, phase, dated, stripe) DO UPDATE SET n = workflow_counts.n + excluded.n
+			$$`},
 	)}}
 }

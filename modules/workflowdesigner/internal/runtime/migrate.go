@@ -37,7 +37,7 @@ func (r *Runtime) InFlight(ctx context.Context, id string) (InFlight, error) {
 	if err != nil {
 		return InFlight{}, err
 	}
-	counts, err := r.store().inFlight(ctx, k.Tables, def.ID, def.NonTerminalPhases())
+	counts, err := r.store().countByPhase(ctx, k.Name, def.ID, def.NonTerminalPhases())
 	if err != nil {
 		return InFlight{}, err
 	}

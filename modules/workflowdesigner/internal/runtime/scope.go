@@ -8,6 +8,7 @@ import (
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/db"
 )
 
 // Scope is what one caller may see of a kind's documents, as SQL over its
@@ -17,8 +18,10 @@ import (
 type Scope struct {
 	all    bool
 	userID string
+	kind   string
 	tables Tables
 	phases []definitionPhases
+	db     *db.DB // where InboxCount reads the counts
 }
 
 // definitionPhases are the phases a caller sees in documents pinned to
@@ -38,13 +41,13 @@ func (r *Runtime) Scope(ctx context.Context, kind string, p authn.Principal) (Sc
 		return Scope{}, err
 	}
 	if p.IsAdmin() {
-		return Scope{all: true, tables: k.Tables}, nil
+		return Scope{all: true, kind: kind, tables: k.Tables, db: r.db}, nil
 	}
 	defs, err := r.Published(ctx, kind)
 	if err != nil {
 		return Scope{}, err
 	}
-	sc := Scope{userID: p.UserID, tables: k.Tables}
+	sc := Scope{userID: p.UserID, kind: kind, tables: k.Tables, db: r.db}
 	group := map[string]int{} // the phases, joined → index in sc.phases
 	for _, d := range defs {
 		phases := d.PhasesSeenBy(p.Roles)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/contractflow/contractflow/platform/db"
 )
@@ -123,33 +124,26 @@ func (s store) eachHistory(ctx context.Context, t Tables, fn func(docID string, 
 	return n, rows.Err()
 }
 
-// inFlight counts the live documents pinned to a definition in each of phases.
-func (s store) inFlight(ctx context.Context, t Tables, definitionID string, phases []string) (map[string]int64, error) {
-	var rows []struct {
-		Phase string
-		N     int64
-	}
-	err := s.db.Conn(ctx).Table(t.Documents).Select("phase, COUNT(*) AS n").
-		Where("deleted_at IS NULL AND workflow_definition_id = ? AND phase IN ?", definitionID, append(phases, "")).
-		Group("phase").Scan(&rows).Error
-	out := make(map[string]int64, len(rows))
-	for _, r := range rows {
-		out[r.Phase] = r.N
-	}
-	return out, err
-}
-
 type pinnedRow struct {
 	ID, Phase, HistoryHash string
 	DefinitionID           string `gorm:"column:workflow_definition_id"`
 }
 
-// pinned lists the live documents pinned to a definition in one of phases.
+// pinned lists the live documents pinned to a definition in one of phases
+// and, on Postgres, locks them (in id order) until the transaction ends. A
+// migration re-pins them all in one transaction, and each re-pin updates
+// the counts (counters.go): locking every document first means the
+// migration never waits for a document while holding a count row that a
+// concurrent move of that document needs next (a deadlock).
 func (s store) pinned(ctx context.Context, t Tables, definitionID string, phases []string) ([]pinnedRow, error) {
 	var rows []pinnedRow
-	err := s.db.Conn(ctx).Table(t.Documents).Select("id, phase, history_hash, workflow_definition_id").
+	q := s.db.Conn(ctx).Table(t.Documents).Select("id, phase, history_hash, workflow_definition_id").
 		Where("deleted_at IS NULL AND workflow_definition_id = ? AND phase IN ?", definitionID, append(phases, "")).
-		Order("id").Scan(&rows).Error
+		Order("id")
+	if s.db.Dialect() == db.Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	err := q.Scan(&rows).Error
 	return rows, err
 }
 
