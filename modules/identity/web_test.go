@@ -372,3 +372,25 @@ func TestWebAdministration(t *testing.T) {
 		}
 	})
 }
+
+// The sign-in page applies the API login's lockout and rate limit, and says
+// so in words.
+func TestWebSignInLockoutAndRateLimit(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		app, base := startWeb(t, driver, testkit.WithConfig("rateLimit.loginPerMinute", 7))
+		_, email, _ := identitytest.NewUser(t, app, identity.RoleDrafter)
+		c := webtest.NewClient(t, base)
+		for range 5 {
+			c.Post("/login", url.Values{"email": {email}, "password": {"wrong-password"}})
+		}
+		r := c.Post("/login", url.Values{"email": {email}, "password": {identitytest.Password}})
+		if r.Status != 400 || !strings.Contains(webtest.Text(r.Body), "Tài khoản bị khoá tạm thời") {
+			t.Fatalf("locked account: %d %s", r.Status, webtest.Text(r.Body))
+		}
+		c.Post("/login", url.Values{"email": {email}, "password": {"wrong-password"}})
+		r = c.Post("/login", url.Values{"email": {email}, "password": {"wrong-password"}})
+		if r.Status != 429 || !strings.Contains(webtest.Text(r.Body), "Quá nhiều yêu cầu") {
+			t.Fatalf("eighth sign-in in a minute: %d %s", r.Status, webtest.Text(r.Body))
+		}
+	})
+}
