@@ -137,3 +137,6 @@ const (
 	DaPhatHanh     = core.DaPhatHanh
 	TuChoi         = core.TuChoi
 )
+
+// ContractTypes lists the seven contract types a contract may have.
+var ContractTypes = core.ContractTypes

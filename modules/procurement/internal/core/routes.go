@@ -96,6 +96,5 @@ func (s *Service) list(c *fiber.Ctx) (paging.Page[Summary], error) {
 	if err != nil {
 		return paging.Page[Summary]{}, err
 	}
-	f := listFilter{Phase: c.Query("phase"), Policy: c.Query("policy"), ProjectID: c.Query("projectId"), Search: req.Search}
-	return s.List(c.UserContext(), caller(c), f, req)
+	return s.List(c.UserContext(), caller(c), FilterOf(func(k string) string { return c.Query(k) }, req), req)
 }
