@@ -169,16 +169,19 @@ func TestEvaluationPagesPolicyB(t *testing.T) {
 		wantRedirect(t, proc.Post(page+"/winner", url.Values{"quotationId": {v.Quotations[1].ID}, "reason": {"Giao hàng nhanh hơn."}}), page)
 		wantPage(t, proc.Get(page), 200, "Nhà cung cấp được chọn:", "Giao hàng nhanh hơn.")
 
-		move := func(c *webtest.Client, to string) {
+		// move makes a move as c's user: back to the evaluation, or to the
+		// inbox when the move took it out of the user's sight.
+		move := func(c *webtest.Client, to string, back string) {
 			t.Helper()
 			v := e.get(t, e.admin, id)
-			wantRedirect(t, c.Post(page+"/transitions", url.Values{"toPhase": {to}, "version": {strconv.Itoa(v.Version)}}), page)
+			wantRedirect(t, c.Post(page+"/transitions", url.Values{"toPhase": {to}, "version": {strconv.Itoa(v.Version)}}), back)
 			if got := e.get(t, e.admin, id); got.Phase != to {
 				t.Fatalf("phase %s, want %s", got.Phase, to)
 			}
 		}
-		move(proc, ChoDuAn)
-		move(e.signedIn(t, base, "ProjectManager"), ChoYKienPhongBan)
+		inbox := "/purchase-evaluations/inbox"
+		move(proc, ChoDuAn, page)
+		move(e.signedIn(t, base, "ProjectManager"), ChoYKienPhongBan, inbox)
 
 		// Without the opinions the move is refused in words.
 		r = proc.Post(page+"/transitions", url.Values{"toPhase": {ChoCCMKiemTra}})
@@ -188,9 +191,9 @@ func TestEvaluationPagesPolicyB(t *testing.T) {
 			wantRedirect(t, c.Post(page+"/opinions", url.Values{"kind": {kind}, "verdict": {"Agree"}, "comment": {"Ý kiến " + kind}}), page)
 		}
 		wantPage(t, proc.Get(page), 200, "Kiểm soát chi phí (CCM)", "Đồng ý", "Ý kiến FIN")
-		move(proc, ChoCCMKiemTra)
-		move(e.signedIn(t, base, "CostControl"), ChoCEODuyetNCC)
-		move(e.signedIn(t, base, "Director"), DaDuyet)
+		move(proc, ChoCCMKiemTra, page)
+		move(e.signedIn(t, base, "CostControl"), ChoCEODuyetNCC, inbox)
+		move(e.signedIn(t, base, "Director"), DaDuyet, inbox)
 
 		wantRedirect(t, proc.Post(page+"/contract", url.Values{"contractType": {"Supply"}}), page)
 		v = e.get(t, e.token("Procurement"), id)

@@ -352,6 +352,14 @@ func (h handlers) transition(c *fiber.Ctx) error {
 	if err != nil {
 		return h.refused(c, "move", func(d *detailData) { d.Comment = in.Comment }, err)
 	}
+	// A move may take the evaluation out of the caller's sight (it left
+	// their inbox): then they go back to their inbox.
+	if _, err := h.svc.Get(c.UserContext(), caller(c), c.Params("id")); err != nil {
+		if apperr.KindOf(err) != apperr.KindForbidden {
+			return err
+		}
+		return web.RedirectWithFlash(c, base+"/inbox", "procurement.flash.moved")
+	}
 	return h.done(c, "procurement.flash.moved")
 }
 
