@@ -134,6 +134,40 @@ func TestEvaluationPageStaleMove(t *testing.T) {
 	})
 }
 
+// A draft's facts are edited through the form; what the form does not
+// show is kept, and a form drawn before someone else saved is refused
+// showing the draft as it now is.
+func TestEvaluationPageEdit(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		base := webtest.Serve(t, e.app)
+		v := e.create(t, e.token("Procurement"), map[string]any{"title": "Mua gạch", "paymentTerms": []map[string]any{
+			{"milestone": "Tạm ứng", "percent": 30}, {"milestone": "Nghiệm thu", "percent": 70}}})
+		proc := e.signedIn(t, base, "Procurement")
+		page := "/purchase-evaluations/" + v.ID
+		form := proc.Get(page + "/edit")
+		wantPage(t, form, 200, "Sửa đánh giá mua hàng")
+		if !strings.Contains(form.Body, `value="Mua gạch"`) || !strings.Contains(form.Body, `value="DA001"`) || !strings.Contains(form.Body, `value="120000000"`) {
+			t.Fatalf("edit form not filled: %s", form.Body)
+		}
+		edit := url.Values{"title": {"Mua gạch đặc"}, "project": {"DA001"}, "estimatedValue": {"150.000.000"}, "category": {"Material"},
+			"policy": {v.Policy}, "version": {strconv.Itoa(v.Version)}}
+		wantRedirect(t, proc.Post(page, edit), page)
+		got := e.get(t, e.token("Procurement"), v.ID)
+		if got.Title != "Mua gạch đặc" || got.EstimatedValue != "150000000" || len(got.PaymentTerms) != 2 {
+			t.Fatalf("after the edit: %+v", got)
+		}
+		// The same form again: its version is stale.
+		edit.Set("title", "Mua gạch rỗng")
+		r := proc.Post(page, edit)
+		wantPage(t, r, 409, "Có người khác vừa thay đổi hồ sơ này")
+		if !strings.Contains(r.Body, `value="Mua gạch đặc"`) {
+			t.Errorf("the stale form does not show the current title: %s", webtest.Text(r.Body))
+		}
+		// Not the creator: the API's 403.
+		wantPage(t, e.signedIn(t, base, "Drafter").Get(page+"/edit"), 403)
+	})
+}
+
 // Policy B through the pages only, from the new form to the contract, as
 // the users each step needs; on both databases.
 func TestEvaluationPagesPolicyB(t *testing.T) {

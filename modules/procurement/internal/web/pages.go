@@ -43,6 +43,8 @@ func Register(p *web.Pages, svc *core.Service) {
 	p.Get(base+"/new", create, h.newForm)
 	p.Post(base, create, h.create)
 	p.Get(base+"/:id", read, h.detail)
+	p.Get(base+"/:id/edit", update, h.editForm)
+	p.Post(base+"/:id", update, h.update)
 	p.Post(base+"/:id/quotations", update, h.addQuotation)
 	p.Post(base+"/:id/quotations/:quotationId", update, h.updateQuotation)
 	p.Post(base+"/:id/quotations/:quotationId/delete", update, h.deleteQuotation)
@@ -108,9 +110,12 @@ func (h handlers) inbox(c *fiber.Ctx) error {
 	return web.Render(c, pages, "list", "procurement.inbox.title", d)
 }
 
-// newData is the new evaluation form: what was typed, and the projects
-// matching a project typed ambiguously.
+// newData is the new evaluation form, and the edit form of a draft (ID
+// set): what was typed, and the projects matching a project typed
+// ambiguously.
 type newData struct {
+	ID                                                            string
+	Version                                                       int
 	Title, Policy, Project, Category, Description, EstimatedValue string
 	Projects                                                      []web.Choice
 	Categories, Policies                                          []string
@@ -120,8 +125,8 @@ func (h handlers) newForm(c *fiber.Ctx) error {
 	return web.Render(c, pages, "new", "procurement.new.title", newData{Categories: core.Categories, Policies: core.Policies})
 }
 
-func (h handlers) create(c *fiber.Ctx) error {
-	ctx := c.UserContext()
+// form reads the new and edit forms.
+func (h handlers) form(c *fiber.Ctx) (newData, core.CreateRequest, error) {
 	d := newData{Title: c.FormValue("title"), Policy: c.FormValue("policy"), Project: c.FormValue("project"),
 		Category: c.FormValue("category"), Description: c.FormValue("description"),
 		EstimatedValue: c.FormValue("estimatedValue"), Categories: core.Categories, Policies: core.Policies}
@@ -129,17 +134,72 @@ func (h handlers) create(c *fiber.Ctx) error {
 	if d.Category != "" {
 		in.Category = &d.Category
 	}
-	project, choices, perr := web.Pick("ProjectId", d.Project, h.searchProjects(ctx))
+	project, choices, perr := web.Pick("ProjectId", d.Project, h.searchProjects(c.UserContext()))
 	value, _, verr := web.ParseAmount(web.Lang(c), "EstimatedValue", d.EstimatedValue)
 	in.ProjectID, in.EstimatedValue, d.Projects = project, value, choices
-	if err := web.JoinFieldErrors(perr, verr); err != nil {
-		return web.RenderProblem(c, pages, "new", "procurement.new.title", d, err)
+	return d, in, web.JoinFieldErrors(perr, verr)
+}
+
+func (h handlers) create(c *fiber.Ctx) error {
+	d, in, err := h.form(c)
+	if err == nil {
+		var e core.Detail
+		if e, err = h.svc.Create(c.UserContext(), caller(c), in); err == nil {
+			return web.RedirectWithFlash(c, base+"/"+e.ID, "procurement.flash.created")
+		}
 	}
-	e, err := h.svc.Create(ctx, caller(c), in)
+	return web.RenderProblem(c, pages, "new", "procurement.new.title", d, err)
+}
+
+// editData fills the edit form from a draft.
+func editData(lang string, e core.Detail) newData {
+	d := newData{ID: e.ID, Version: e.Version, Title: e.Title, Policy: e.Policy, Description: e.Description,
+		EstimatedValue: web.FormatAmount(lang, e.EstimatedValue), Categories: core.Categories, Policies: core.Policies}
+	if e.Project != nil {
+		d.Project = e.Project.Code
+	}
+	if e.Category != nil {
+		d.Category = *e.Category
+	}
+	return d
+}
+
+func (h handlers) editForm(c *fiber.Ctx) error {
+	e, err := h.svc.Get(c.UserContext(), caller(c), c.Params("id"))
 	if err != nil {
-		return web.RenderProblem(c, pages, "new", "procurement.new.title", d, err)
+		return err
 	}
-	return web.RedirectWithFlash(c, base+"/"+e.ID, "procurement.flash.created")
+	return web.Render(c, pages, "new", "procurement.edit.title", editData(web.Lang(c), e))
+}
+
+// update saves the edit form of a draft as PUT /api/purchase-evaluations/{id}
+// does; what the form does not show (department, payment terms) is sent
+// as it is. A draft someone changed or moved meanwhile is shown as it now is.
+func (h handlers) update(c *fiber.Ctx) error {
+	ctx, id := c.UserContext(), c.Params("id")
+	d, in, err := h.form(c)
+	d.ID = id
+	version, verr := web.ParseInt("Version", c.FormValue("version"))
+	if err == nil && verr == nil {
+		var cur core.Detail
+		if cur, err = h.svc.Get(ctx, caller(c), id); err != nil {
+			return err
+		}
+		in.DepartmentID, in.PaymentTerms, in.Policy = cur.DepartmentID, cur.PaymentTerms, ""
+		if _, err = h.svc.Update(ctx, caller(c), id, core.UpdateRequest{CreateRequest: in, Version: version}); err == nil {
+			return web.RedirectWithFlash(c, base+"/"+id, "flash.saved")
+		}
+	} else if err == nil {
+		err = verr
+	}
+	if code := apperr.CodeOf(err); code == "stale_version" || code == "not_editable" {
+		if cur, gerr := h.svc.Get(ctx, caller(c), id); gerr == nil {
+			d = editData(web.Lang(c), cur)
+		}
+	} else if version != nil {
+		d.Version = *version
+	}
+	return web.RenderProblem(c, pages, "new", "procurement.edit.title", d, err)
 }
 
 // searchProjects finds the projects a typed project may mean, through
