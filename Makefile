@@ -27,7 +27,7 @@ run: build
 
 # -race keeps concurrency bugs out; -p runs packages in parallel.
 test:
-	CGO_ENABLED=1 go test -tags '$(TAGS)' -race -count=1 -p 4 -timeout 15m $(PKGS)
+	CGO_ENABLED=1 go test -tags '$(TAGS)' -race -count=1 -p 4 -timeout 30m $(PKGS)
 
 # The README's pictures, taken by the browser tests (needs chromium).
 screenshots:
