@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestWorkflowAdminInBrowser: in a real Chromium, an administrator opens the
-// dashboard (its charts render), then creates a draft from the published
+// dashboard (its charts render, the export downloads), then creates a draft from the published
 // contract workflow, validates it and publishes it. SQLite only: the
 // engines are covered by the HTTP tests.
 func TestWorkflowAdminInBrowser(t *testing.T) {
@@ -36,6 +36,12 @@ func TestWorkflowAdminInBrowser(t *testing.T) {
 	}
 	if n := webtest.Eval[int](tab, `document.querySelectorAll("#chart-phases rect").length`); n != 9 {
 		t.Errorf("by-phase chart draws %d bars, want 9", n)
+	}
+	// The export link is fetched by script (download.js), which marks it
+	// with the size of the workbook it received.
+	tab.Do(chromedp.Click(chromedp.CSS("#export-all")), chromedp.WaitVisible(chromedp.CSS("#export-all[data-downloaded]")))
+	if size := webtest.Eval[string](tab, `document.querySelector("#export-all").getAttribute("data-downloaded")`); size == "" || size == "0" {
+		t.Errorf("export downloaded %q bytes", size)
 	}
 
 	tab.Open("/admin/workflows")
