@@ -649,3 +649,90 @@ func TestPingAndClose(t *testing.T) {
 		assert.Error(t, insertItem(ctx, d, "late"), "write after close")
 	})
 }
+
+// Under concurrent reads and writes no pool closes a connection for being
+// idle one too many: each keeps every connection it opened.
+func TestPoolsKeepTheirConnections(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				for j := range 20 {
+					if j%5 == 0 {
+						assert.NoError(t, insertItem(ctx, d, fmt.Sprintf("w%d-%d", i, j)))
+						continue
+					}
+					var n int64
+					assert.NoError(t, d.Conn(ctx).Model(&item{}).Where("name <> ?", "x").Count(&n).Error)
+				}
+			})
+		}
+		wg.Wait()
+		main, readers := db.PoolStats(d)
+		assert.Zero(t, main.MaxIdleClosed, "main pool closed idle connections")
+		assert.Zero(t, readers.MaxIdleClosed, "reader pool closed idle connections")
+		assert.Equal(t, main.OpenConnections, main.Idle)
+		assert.Equal(t, readers.OpenConnections, readers.Idle)
+		assert.LessOrEqual(t, readers.OpenConnections, 8)
+		if driver == "sqlite" {
+			assert.Equal(t, 1, main.MaxOpenConnections, "SQLite has one writer")
+		}
+	})
+}
+
+// Cached statements stay correct when one text runs nested in itself (in a
+// transaction, on one connection: SQLite only, a Postgres connection runs one
+// query at a time) and after the schema changes under them.
+func TestCachedStatements(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		for _, n := range []string{"a", "b", "c"} {
+			require.NoError(t, insertItem(ctx, d, n))
+		}
+		const q = "SELECT name FROM items WHERE name >= ? ORDER BY name"
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+			if driver != "sqlite" {
+				return nil
+			}
+			rows, err := d.Conn(ctx).Raw(q, "a").Rows()
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			var outer []string
+			for rows.Next() {
+				var name string
+				require.NoError(t, rows.Scan(&name))
+				var inner []string
+				require.NoError(t, d.Conn(ctx).Raw(q, name).Scan(&inner).Error)
+				assert.Equal(t, map[string]int{"a": 3, "b": 2, "c": 1}[name], len(inner), "inner query from %s", name)
+				outer = append(outer, name)
+			}
+			assert.Equal(t, []string{"a", "b", "c"}, outer)
+			return rows.Err()
+		}))
+
+		const all = "SELECT * FROM parents ORDER BY id"
+		require.NoError(t, d.Conn(ctx).Exec("INSERT INTO parents (id, name) VALUES ('p1', 'P')").Error)
+		var before []map[string]any
+		require.NoError(t, d.Conn(ctx).Raw(all).Scan(&before).Error)
+		require.Len(t, before, 1)
+		assert.Len(t, before[0], 2)
+		require.NoError(t, d.Conn(ctx).Exec("ALTER TABLE parents ADD COLUMN note VARCHAR(20)").Error)
+		var after []map[string]any
+		err := d.Conn(ctx).Raw(all).Scan(&after).Error
+		if driver == "postgres" && err != nil {
+			// pgx answers Postgres's "cached plan must not change result
+			// type" once on the connection that cached the statement, and
+			// drops it from the cache: the next run prepares it afresh.
+			assert.Contains(t, err.Error(), "0A000")
+			err = d.Conn(ctx).Raw(all).Scan(&after).Error
+		}
+		require.NoError(t, err)
+		require.Len(t, after, 1)
+		assert.Contains(t, after[0], "note", "the cached statement sees the new column")
+	})
+}
