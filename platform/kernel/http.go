@@ -136,11 +136,12 @@ func (k *Kernel) buildHTTP() error {
 	limits := map[string]int{RateLimitLogin: cfg.RateLimit.LoginPerMinute}
 	var limiter *ratelimit.Limiter
 	if cfg.RateLimit.Enabled {
-		// One node on SQLite keeps counters in memory; nodes sharing Postgres
-		// share counters in the database so the limit holds across them.
+		// One node on SQLite counts in memory; nodes sharing Postgres also
+		// exchange their counts through the database every second, so the
+		// limit holds across them without a write per request.
 		var store ratelimit.Store = ratelimit.NewMemoryStore()
 		if k.app.DB.Dialect() == db.Postgres {
-			k.rlStore = ratelimit.NewSQLStore(k.app.DB)
+			k.rlStore = ratelimit.NewSharedStore(k.app.DB)
 			store = k.rlStore
 		}
 		limiter = ratelimit.New(store, k.app.Clock, clientIP, log)

@@ -55,7 +55,7 @@ type Kernel struct {
 	http     *fiber.App
 	routes   []routeEntry
 	pages    []web.Page
-	rlStore  *ratelimit.SQLStore
+	rlStore  *ratelimit.SharedStore
 	addr     chan string  // receives the bound address once Serve listens
 	inFlight atomic.Int64 // requests being served, for the shutdown log
 
@@ -294,7 +294,7 @@ func (k *Kernel) Jobs() []scheduler.Job {
 		jobs = append(jobs, k.rotator.Job())
 	}
 	if k.rlStore != nil {
-		jobs = append(jobs, ratelimit.PurgeJob(k.rlStore, k.app.Clock))
+		jobs = append(jobs, ratelimit.Jobs(k.rlStore, k.app.Clock)...)
 	}
 	for _, m := range k.enabled {
 		if jp, ok := m.(JobProvider); ok {

@@ -1,11 +1,11 @@
 // Package ratelimit caps requests per client address in fixed one-minute
-// windows, under named policies (the global limit, "auth-login", …). Counters
-// live in a Store: in memory for a single node, in the shared database when
-// several nodes must enforce one limit together.
+// windows, under named policies (the global limit, "auth-login", …). Every
+// decision is made in memory; when several nodes must enforce one limit
+// together, a SharedStore exchanges the counts through the database in
+// batches.
 package ratelimit
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -21,11 +21,6 @@ import (
 
 // Window is the length of one counting window.
 const Window = time.Minute
-
-// storeTimeout bounds one counter update. A store that hangs (a busy SQLite
-// writer, a stalled database) must not hold requests: after this the request
-// goes through uncounted.
-const storeTimeout = 2 * time.Second
 
 // Response headers of an admitted request.
 const (
@@ -73,9 +68,7 @@ func (l *Limiter) Middleware(policy string, perMinute int, skip func(*fiber.Ctx)
 		now := l.clk.Now()
 		window := now.Truncate(Window)
 		key := policy + "|" + l.ip(c)
-		ctx, cancel := context.WithTimeout(c.UserContext(), storeTimeout)
-		n, err := l.store.Hit(ctx, key, window)
-		cancel()
+		n, err := l.store.Hit(c.UserContext(), key, window)
 		if err != nil {
 			l.log.ErrorContext(c.UserContext(), "rate limit store failed; request let through",
 				"policy", policy, "requestId", httpx.RequestID(c), "err", err)

@@ -38,17 +38,18 @@ type backend struct {
 	open func(t *testing.T) ratelimit.Store
 }
 
-// backends returns the memory store, the SQL store on a SQLite file and, when
-// CONTRACTFLOW_TEST_POSTGRES_DSN is set, the SQL store on Postgres.
+// backends returns the memory store, the shared store on a SQLite file and,
+// when CONTRACTFLOW_TEST_POSTGRES_DSN is set, the shared store on Postgres.
+// Each decides in memory, so each must be exact on its own.
 func backends(t *testing.T) []backend {
 	t.Helper()
 	list := []backend{
 		{name: "memory", open: func(*testing.T) ratelimit.Store { return ratelimit.NewMemoryStore() }},
-		{name: "sqlite", open: func(t *testing.T) ratelimit.Store { return ratelimit.NewSQLStore(openSQLite(t)) }},
+		{name: "sqlite", open: func(t *testing.T) ratelimit.Store { return ratelimit.NewSharedStore(openSQLite(t)) }},
 	}
 	if os.Getenv("CONTRACTFLOW_TEST_POSTGRES_DSN") != "" {
 		list = append(list, backend{name: "postgres", open: func(t *testing.T) ratelimit.Store {
-			return ratelimit.NewSQLStore(openPostgres(t))
+			return ratelimit.NewSharedStore(openPostgres(t))
 		}})
 	}
 	return list
@@ -317,13 +318,34 @@ func TestStoreWindows(t *testing.T) {
 	}
 }
 
+// databases returns a migrated SQLite database and, when
+// CONTRACTFLOW_TEST_POSTGRES_DSN is set, a migrated Postgres schema.
+func databases(t *testing.T) map[string]func(t *testing.T) *db.DB {
+	t.Helper()
+	out := map[string]func(t *testing.T) *db.DB{"sqlite": openSQLite}
+	if os.Getenv("CONTRACTFLOW_TEST_POSTGRES_DSN") != "" {
+		out["postgres"] = openPostgres
+	}
+	return out
+}
+
+// hitsInDatabase is the shared count of key in window (0 without a row).
+func hitsInDatabase(t *testing.T, database *db.DB, key string, window time.Time) int {
+	t.Helper()
+	var hits []int
+	require.NoError(t, database.Conn(context.Background()).
+		Raw("SELECT hits FROM rate_limit_hits WHERE bucket = ? AND window_start = ?", key, window.Unix()).Scan(&hits).Error)
+	if len(hits) == 0 {
+		return 0
+	}
+	return hits[0]
+}
+
 func TestPurge(t *testing.T) {
-	for _, be := range backends(t) {
-		if be.name == "memory" {
-			continue
-		}
-		t.Run(be.name, func(t *testing.T) {
-			store := be.open(t).(*ratelimit.SQLStore)
+	for name, open := range databases(t) {
+		t.Run(name, func(t *testing.T) {
+			database := open(t)
+			store := ratelimit.NewSharedStore(database)
 			ctx := context.Background()
 			now := t0.Truncate(time.Minute)
 			windows := map[string]time.Time{
@@ -333,32 +355,68 @@ func TestPurge(t *testing.T) {
 				"current":  now,
 			}
 			for _, w := range windows {
-				for range 3 {
-					_, err := store.Hit(ctx, "k", w)
-					require.NoError(t, err)
-				}
+				require.NoError(t, database.Conn(ctx).
+					Exec("INSERT INTO rate_limit_hits (bucket, window_start, hits) VALUES ('k', ?, 3)", w.Unix()).Error)
 			}
-			job := ratelimit.PurgeJob(store, clock.NewManual(now))
-			assert.Equal(t, 5*time.Minute, job.Interval)
-			assert.NotEmpty(t, job.Name)
-			require.NoError(t, job.Run(ctx))
+			jobs := ratelimit.Jobs(store, clock.NewManual(now))
+			require.Len(t, jobs, 2)
+			assert.Equal(t, ratelimit.SyncInterval, jobs[0].Interval)
+			purge := jobs[1]
+			assert.Equal(t, 5*time.Minute, purge.Interval)
+			assert.NotEmpty(t, purge.Name)
+			require.NoError(t, purge.Run(ctx))
 
-			cases := []struct {
-				window string
-				want   int // the count of the next hit
-			}{
-				{window: "old", want: 1},
-				{window: "2m ago", want: 4},
-				{window: "previous", want: 4},
-				{window: "current", want: 4},
+			for window, want := range map[string]int{"old": 0, "2m ago": 3, "previous": 3, "current": 3} {
+				assert.Equal(t, want, hitsInDatabase(t, database, "k", windows[window]), window)
 			}
-			for _, tc := range cases {
-				t.Run(tc.window, func(t *testing.T) {
-					n, err := store.Hit(ctx, "k", windows[tc.window])
-					require.NoError(t, err)
-					assert.Equal(t, tc.want, n)
-				})
+		})
+	}
+}
+
+// TestSharedStoreSharesCounts runs two nodes' stores on one database: each
+// decides in memory, and after a sync each counts the other's hits.
+func TestSharedStoreSharesCounts(t *testing.T) {
+	for name, open := range databases(t) {
+		t.Run(name, func(t *testing.T) {
+			database := open(t)
+			a, b := ratelimit.NewSharedStore(database), ratelimit.NewSharedStore(database)
+			ctx := context.Background()
+			window := t0.Truncate(time.Minute)
+			hit := func(s *ratelimit.SharedStore, key string) int {
+				t.Helper()
+				n, err := s.Hit(ctx, key, window)
+				require.NoError(t, err)
+				return n
 			}
+			for range 3 {
+				hit(a, "k")
+			}
+			hit(a, "only-a")
+			assert.Equal(t, 1, hit(b, "k"), "before a sync each node counts alone")
+			assert.Equal(t, 0, hitsInDatabase(t, database, "k", window), "a hit writes nothing")
+
+			require.NoError(t, a.Sync(ctx))
+			require.NoError(t, b.Sync(ctx))
+			assert.Equal(t, 4, hitsInDatabase(t, database, "k", window))
+			assert.Equal(t, 5, hit(b, "k"), "b counts a's three hits")
+			// a learns b's flushed hit at its next sync, without writing anything
+			// new for k; b's latest hit is still b's alone.
+			require.NoError(t, a.Sync(ctx))
+			assert.Equal(t, 5, hit(a, "k"))
+			assert.Equal(t, 2, hit(a, "only-a"))
+
+			// Both flush again: nothing is counted twice.
+			require.NoError(t, a.Sync(ctx))
+			require.NoError(t, b.Sync(ctx))
+			assert.Equal(t, 6, hitsInDatabase(t, database, "k", window))
+			assert.Equal(t, 2, hitsInDatabase(t, database, "only-a", window))
+			assert.Equal(t, 7, hit(b, "k"))
+
+			// A new window starts from zero.
+			next := window.Add(time.Minute)
+			n, err := b.Hit(ctx, "k", next)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n)
 		})
 	}
 }
