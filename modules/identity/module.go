@@ -36,6 +36,7 @@ var (
 	_ kernel.Seeder          = (*Module)(nil)
 	_ kernel.OpenAPIProvider = (*Module)(nil)
 	_ kernel.CommandProvider = (*Module)(nil)
+	_ kernel.Backgrounder    = (*Module)(nil)
 	_ Directory              = (*core.Service)(nil)
 	_ Sessions               = (*core.Service)(nil)
 )
@@ -75,6 +76,9 @@ func (*Module) Menus() []kernel.Menu { return core.OwnMenus() }
 
 // Seed inserts the roles, menus, default permissions and administrator.
 func (m *Module) Seed(ctx context.Context, app *kernel.App) error { return m.svc.Seed(ctx, app) }
+
+// Background warns while the administrator keeps the default password.
+func (m *Module) Background(ctx context.Context) { m.svc.WarnDefaultAdminPassword(ctx) }
 
 //go:embed openapi.yaml
 var openapiFragment []byte

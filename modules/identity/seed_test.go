@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/identity/identitytest"
@@ -239,9 +240,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// startLogged starts a kernel on the database settings in set and returns
-// what it logged while starting.
-func startLogged(t *testing.T, set map[string]any) string {
+// startLogged serves a kernel on the database settings in set and returns
+// what it logged until it stopped. onLog, when not nil, is waited for (up to
+// a second after the service listens, DESIGN §2) before the kernel stops;
+// stopping waits for the background checks, so the log is then complete.
+func startLogged(t *testing.T, set map[string]any, onLog string) string {
 	t.Helper()
 	var logs syncBuffer
 	settings := map[string]any{
@@ -249,6 +252,7 @@ func startLogged(t *testing.T, set map[string]any) string {
 		"identity.password.hash.iterations": 1,
 		"log.dir":                           "",
 		"seed.demo":                         false,
+		"http.address":                      "127.0.0.1:0",
 	}
 	for k, v := range set {
 		settings[k] = v
@@ -258,8 +262,22 @@ func startLogged(t *testing.T, set map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer k.Close(context.Background())
-	if err := k.Start(context.Background()); err != nil {
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- k.Serve(ctx) }()
+	select {
+	case <-k.Listening():
+	case err := <-served:
+		t.Fatalf("serve: %v\n%s", err, logs.String())
+	}
+	if onLog != "" {
+		deadline := time.Now().Add(time.Second)
+		for !strings.Contains(logs.String(), onLog) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	stop()
+	if err := <-served; err != nil {
 		t.Fatal(err)
 	}
 	return logs.String()
@@ -271,9 +289,9 @@ func TestStartupWarnsWhileAdminHasDefaultPassword(t *testing.T) {
 		const warning = "the administrator still has the default password"
 		set := testkit.FreshDatabase(t, driver)
 
-		logs := startLogged(t, set)
+		logs := startLogged(t, set, warning)
 		if !strings.Contains(logs, warning) || !strings.Contains(logs, "level=ERROR") {
-			t.Fatalf("first start logged no warning about the default password:\n%s", logs)
+			t.Fatalf("first start logged no warning about the default password within a second of listening:\n%s", logs)
 		}
 
 		// Change the administrator's password through the API on the same database.
@@ -282,13 +300,13 @@ func TestStartupWarnsWhileAdminHasDefaultPassword(t *testing.T) {
 			Body: map[string]string{"currentPassword": identitytest.AdminPassword, "newPassword": "A-Much-Better-Secret-1", "confirmNewPassword": "A-Much-Better-Secret-1"}})
 		expect(t, r, 204, "")
 
-		if logs := startLogged(t, set); strings.Contains(logs, warning) {
+		if logs := startLogged(t, set, ""); strings.Contains(logs, warning) {
 			t.Errorf("start after the password change still warns:\n%s", logs)
 		}
 		// A fresh database seeded with a password of the operator's choosing does not warn either.
 		other := testkit.FreshDatabase(t, driver)
 		other["seed.adminPassword"] = "Operator-Chosen-2026"
-		if logs := startLogged(t, other); strings.Contains(logs, warning) {
+		if logs := startLogged(t, other, ""); strings.Contains(logs, warning) {
 			t.Errorf("start with a configured admin password warns:\n%s", logs)
 		}
 	})
@@ -303,6 +321,7 @@ func TestInvalidConfigurationStopsTheStart(t *testing.T) {
 		"identity.password.requiredLength":   129,
 		"identity.password.hash.memoryKiB":   4,
 		"identity.cacheSyncInterval":         "-1s",
+		"identity.hashConcurrency":           -1,
 	} {
 		t.Run(key, func(t *testing.T) {
 			set := testkit.FreshDatabase(t, "sqlite")

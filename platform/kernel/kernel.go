@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,8 +57,10 @@ type Kernel struct {
 	routes   []routeEntry
 	pages    []web.Page
 	rlStore  *ratelimit.SharedStore
-	addr     chan string  // receives the bound address once Serve listens
-	inFlight atomic.Int64 // requests being served, for the shutdown log
+	addr     chan string        // receives the bound address once Serve listens
+	inFlight atomic.Int64       // requests being served, for the shutdown log
+	bg       sync.WaitGroup     // the modules' Background work
+	stopBg   context.CancelFunc // ends it; nil until Serve listens
 
 	provisioned []Module
 }
@@ -329,12 +332,13 @@ func (k *Kernel) Serve(ctx context.Context) error {
 	k.sched = sched
 	sched.Start()
 
-	// Start-up garbage (two argon2 hashes alone are ~40 MB) goes back to the
-	// OS now rather than whenever the runtime gets round to it.
+	// Start-up garbage (migrations, seeding, the merged OpenAPI document)
+	// goes back to the OS now rather than whenever the runtime gets round to it.
 	debug.FreeOSMemory()
 	k.addr <- ln.Addr().String()
 	served := make(chan error, 1)
 	go func() { served <- k.http.Listener(ln) }()
+	k.startBackground(ctx)
 	k.app.Log.Info("contractflow started", "listen", "http://"+ln.Addr().String(), "modules", k.Enabled(),
 		"database", cfg.Database.Driver, "env", cfg.App.Env, "jobs", len(k.Jobs()))
 
@@ -357,12 +361,28 @@ func (k *Kernel) Serve(ctx context.Context) error {
 	return err
 }
 
+// startBackground runs each enabled module's Background work.
+func (k *Kernel) startBackground(ctx context.Context) {
+	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	k.stopBg = stop
+	for _, m := range k.enabled {
+		if b, ok := m.(Backgrounder); ok {
+			k.bg.Go(func() { b.Background(bgCtx) })
+		}
+	}
+}
+
 // Listening delivers the address Serve listens on, once it does.
 func (k *Kernel) Listening() <-chan string { return k.addr }
 
 // Close stops the jobs, the modules (in reverse order) and the database.
 func (k *Kernel) Close(ctx context.Context) error {
 	var errs []error
+	if k.stopBg != nil {
+		k.stopBg()
+		k.bg.Wait()
+		k.stopBg = nil
+	}
 	if k.sched != nil {
 		began := time.Now()
 		k.app.Log.Info("waiting for running background jobs", "upTo", k.app.Config.HTTP.ShutdownTimeout)

@@ -103,6 +103,13 @@ type CommandProvider interface {
 	Commands() []Command
 }
 
+// Backgrounder has work that must not delay start-up, such as a check that
+// costs a password hash. Serve runs Background in a goroutine of its own once
+// the service listens; ctx ends at shutdown, and Close waits for it to return.
+type Backgrounder interface {
+	Background(ctx context.Context)
+}
+
 // Stopper releases what Provision started. Modules stop in reverse order.
 type Stopper interface {
 	Stop(ctx context.Context) error

@@ -32,7 +32,9 @@ func (s *Service) Login(ctx context.Context, in LoginRequest) (TokenResponse, er
 	}
 	u, err := s.store.userByEmail(ctx, normalizeEmail(in.Email))
 	if db.IsNotFound(err) {
-		s.hasher.burn(in.Password)
+		if err := s.hasher.burn(ctx, in.Password); err != nil {
+			return TokenResponse{}, err
+		}
 		return TokenResponse{}, invalidCredentials()
 	}
 	if err != nil {
@@ -44,7 +46,7 @@ func (s *Service) Login(ctx context.Context, in LoginRequest) (TokenResponse, er
 			fmt.Sprintf("The account is locked after too many failed sign-ins until %s.", until.Format(time.RFC3339))).
 			With("lockedUntil", until.Format(time.RFC3339))
 	}
-	ok, err := s.hasher.verify(in.Password, u.PasswordHash)
+	ok, err := s.hasher.verify(ctx, in.Password, u.PasswordHash)
 	if err != nil {
 		return TokenResponse{}, fmt.Errorf("verify password of %s: %w", u.ID, err)
 	}
@@ -200,7 +202,7 @@ func (s *Service) ChangePassword(ctx context.Context, p authn.Principal, in Chan
 	if err != nil {
 		return err
 	}
-	ok, err := s.hasher.verify(in.CurrentPassword, u.PasswordHash)
+	ok, err := s.hasher.verify(ctx, in.CurrentPassword, u.PasswordHash)
 	if err != nil {
 		return err
 	}

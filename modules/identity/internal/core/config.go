@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -21,6 +22,10 @@ type Config struct {
 			Parallelism uint8  `mapstructure:"parallelism"`
 		} `mapstructure:"hash"`
 	} `mapstructure:"password"`
+	// HashConcurrency caps the password hashes computed at once (logins,
+	// password changes, new users); 0 means one per core the Go runtime
+	// uses (GOMAXPROCS).
+	HashConcurrency int `mapstructure:"hashConcurrency"`
 	// CacheSyncInterval bounds how stale another node's change to
 	// permissions or user security state can be on this node.
 	CacheSyncInterval time.Duration `mapstructure:"cacheSyncInterval"`
@@ -59,8 +64,13 @@ func (c *Config) validate(production bool) error {
 		return fmt.Errorf("config key identity.password.hash: memoryKiB ≥ 8, iterations ≥ 1 and parallelism ≥ 1")
 	case production && c.Password.Hash.MemoryKiB < 19*1024:
 		return fmt.Errorf("config key identity.password.hash.memoryKiB: production needs at least 19456 (19 MiB)")
+	case c.HashConcurrency < 0:
+		return fmt.Errorf("config key identity.hashConcurrency: must be 0 (one per core) or more")
 	case c.CacheSyncInterval < 0:
 		return fmt.Errorf("config key identity.cacheSyncInterval: must not be negative")
+	}
+	if c.HashConcurrency == 0 {
+		c.HashConcurrency = runtime.GOMAXPROCS(0)
 	}
 	if c.Password.RequiredLength == 0 {
 		c.Password.RequiredLength = 8

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -13,12 +14,15 @@ import (
 
 // hasher hashes passwords with argon2id and stores the parameters in each
 // hash (PHC string format), so they can be raised later without breaking
-// existing hashes.
+// existing hashes. At most cap(slots) hashes run at once: each holds a core
+// and memoryKiB of memory for tens of milliseconds, so a burst of logins
+// waits its turn instead of starving every other request and growing the
+// heap by memoryKiB per login.
 type hasher struct {
 	memoryKiB   uint32
 	iterations  uint32
 	parallelism uint8
-	dummy       string // verified for unknown emails so they take as long as known ones
+	slots       chan struct{}
 }
 
 const (
@@ -26,22 +30,32 @@ const (
 	keyLen  = 32
 )
 
-func newHasher(memoryKiB, iterations uint32, parallelism uint8) (*hasher, error) {
-	h := &hasher{memoryKiB: memoryKiB, iterations: iterations, parallelism: parallelism}
-	dummy, err := h.hash("not-a-real-password-" + rand.Text())
-	if err != nil {
-		return nil, err
-	}
-	h.dummy = dummy
-	return h, nil
+// newHasher returns a hasher running at most concurrency hashes at once.
+func newHasher(memoryKiB, iterations uint32, parallelism uint8, concurrency int) *hasher {
+	return &hasher{memoryKiB: memoryKiB, iterations: iterations, parallelism: parallelism,
+		slots: make(chan struct{}, concurrency)}
 }
 
-func (h *hasher) hash(password string) (string, error) {
+// derive computes one argon2id key once a slot is free.
+func (h *hasher) derive(ctx context.Context, password, salt []byte, t, m uint32, p uint8, n uint32) ([]byte, error) {
+	select {
+	case h.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-h.slots }()
+	return argon2.IDKey(password, salt, t, m, p, n), nil
+}
+
+func (h *hasher) hash(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(password), salt, h.iterations, h.memoryKiB, h.parallelism, keyLen)
+	key, err := h.derive(ctx, []byte(password), salt, h.iterations, h.memoryKiB, h.parallelism, keyLen)
+	if err != nil {
+		return "", err
+	}
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2.Version, h.memoryKiB, h.iterations, h.parallelism, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
@@ -51,7 +65,7 @@ var errBadHash = errors.New("malformed password hash")
 
 // verify reports whether password matches encoded, using the parameters
 // stored in encoded.
-func (h *hasher) verify(password, encoded string) (bool, error) {
+func (h *hasher) verify(ctx context.Context, password, encoded string) (bool, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return false, errBadHash
@@ -74,9 +88,22 @@ func (h *hasher) verify(password, encoded string) (bool, error) {
 	if err != nil {
 		return false, errBadHash
 	}
-	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	got, err := h.derive(ctx, []byte(password), salt, t, m, p, uint32(len(want)))
+	if err != nil {
+		return false, err
+	}
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
-// burn spends the time of one verification, for logins of unknown emails.
-func (h *hasher) burn(password string) { _, _ = h.verify(password, h.dummy) }
+// burn spends the time of one verification against a hash of the current
+// parameters, for logins of unknown emails: it derives the same key length
+// from the password and a fresh salt, which is that verification's work
+// without a stored dummy hash (so none is computed at start-up).
+func (h *hasher) burn(ctx context.Context, password string) error {
+	salt := make([]byte, saltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return fmt.Errorf("salt: %w", err)
+	}
+	_, err := h.derive(ctx, []byte(password), salt, h.iterations, h.memoryKiB, h.parallelism, keyLen)
+	return err
+}

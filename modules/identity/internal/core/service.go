@@ -39,6 +39,7 @@ type Service struct {
 	menus      []kernel.Menu // declared by the enabled modules
 	cache      *userCache
 	sync       *syncer
+	adminEmail string // the seeded administrator's
 }
 
 // New builds the service from the kernel's shared infrastructure.
@@ -46,10 +47,7 @@ func New(app *kernel.App, cfg *Config) (*Service, error) {
 	if err := cfg.validate(app.Config.IsProduction()); err != nil {
 		return nil, err
 	}
-	h, err := newHasher(cfg.Password.Hash.MemoryKiB, cfg.Password.Hash.Iterations, cfg.Password.Hash.Parallelism)
-	if err != nil {
-		return nil, err
-	}
+	h := newHasher(cfg.Password.Hash.MemoryKiB, cfg.Password.Hash.Iterations, cfg.Password.Hash.Parallelism, cfg.HashConcurrency)
 	menus := app.Menus()
 	if err := checkGrants(menus); err != nil {
 		return nil, err
@@ -71,6 +69,7 @@ func New(app *kernel.App, cfg *Config) (*Service, error) {
 		enforcer:   enf,
 		menus:      menus,
 		cache:      newUserCache(),
+		adminEmail: app.Config.Seed.AdminEmail,
 	}
 	s.sync = &syncer{svc: s, interval: cfg.CacheSyncInterval}
 	return s, nil
@@ -207,7 +206,7 @@ func (s *Service) CreateUser(ctx context.Context, actor authn.Principal, in Crea
 	if err != nil {
 		return "", err
 	}
-	hash, err := s.hasher.hash(in.Password)
+	hash, err := s.hasher.hash(ctx, in.Password)
 	if err != nil {
 		return "", err
 	}
@@ -340,7 +339,7 @@ func (s *Service) ResetPassword(ctx context.Context, actor authn.Principal, id s
 }
 
 func (s *Service) setPassword(ctx context.Context, id, actorID, password string) error {
-	hash, err := s.hasher.hash(password)
+	hash, err := s.hasher.hash(ctx, password)
 	if err != nil {
 		return err
 	}
