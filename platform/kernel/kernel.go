@@ -365,11 +365,18 @@ func (k *Kernel) Serve(ctx context.Context) error {
 func (k *Kernel) startBackground(ctx context.Context) {
 	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stopBg = stop
-	for _, m := range k.enabled {
-		if b, ok := m.(Backgrounder); ok {
-			k.bg.Go(func() { b.Background(bgCtx) })
+	k.bg.Go(func() {
+		var wg sync.WaitGroup
+		for _, m := range k.enabled {
+			if b, ok := m.(Backgrounder); ok {
+				wg.Go(func() { b.Background(bgCtx) })
+			}
 		}
-	}
+		wg.Wait()
+		// Their garbage (a password hash alone is 19 MiB) goes back to the
+		// OS as well, or an idle service would keep it for minutes.
+		debug.FreeOSMemory()
+	})
 }
 
 // Listening delivers the address Serve listens on, once it does.
