@@ -363,14 +363,21 @@ func (k *Kernel) Serve(ctx context.Context) error {
 
 // startBackground runs each enabled module's Background work.
 func (k *Kernel) startBackground(ctx context.Context) {
+	var work []Backgrounder
+	for _, m := range k.enabled {
+		if b, ok := m.(Backgrounder); ok {
+			work = append(work, b)
+		}
+	}
 	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	k.stopBg = stop
+	if len(work) == 0 {
+		return
+	}
 	k.bg.Go(func() {
 		var wg sync.WaitGroup
-		for _, m := range k.enabled {
-			if b, ok := m.(Backgrounder); ok {
-				wg.Go(func() { b.Background(bgCtx) })
-			}
+		for _, b := range work {
+			wg.Go(func() { b.Background(bgCtx) })
 		}
 		wg.Wait()
 		// Their garbage (a password hash alone is 19 MiB) goes back to the
