@@ -56,9 +56,11 @@ type Notifiable interface {
 	Notifications() []Draft
 }
 
-// Item is the news that one notification was stored: its owner and id.
+// Item is the news that one notification was stored: its id and the users
+// it is for (one message, many recipients).
 type Item struct {
-	UserID, ID string
+	ID      string
+	UserIDs []string
 }
 
 // Receiver is what the hub hands the news to (the notifications module).
@@ -212,33 +214,63 @@ func (h *Hub) dispatch(ctx context.Context) {
 	}
 }
 
-// encode packs "user:id" pairs, comma-separated, into payloads below the
-// NOTIFY limit.
+// encode packs items into payloads below the NOTIFY limit, each a list of
+// "id:user,user,…" separated by spaces: a message's id once, then its
+// users. A message with more users than one payload holds continues in the
+// next payload under its id again.
 func encode(items []Item) []string {
 	var out []string
 	var b strings.Builder
-	for _, it := range items {
-		pair := it.UserID + ":" + it.ID
-		if b.Len() > 0 && b.Len()+1+len(pair) > maxPayload {
+	flush := func() {
+		if b.Len() > 0 {
 			out = append(out, b.String())
 			b.Reset()
 		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
+	}
+	for _, it := range items {
+		open := false // this item's "id:" is written in the current payload
+		for _, u := range it.UserIDs {
+			need := 1 + len(u) // ",user"
+			if !open {
+				need = 1 + len(it.ID) + 1 + len(u) // " id:user"
+			}
+			if b.Len() > 0 && b.Len()+need > maxPayload {
+				flush()
+				open = false
+			}
+			switch {
+			case open:
+				b.WriteByte(',')
+			default:
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(it.ID)
+				b.WriteByte(':')
+				open = true
+			}
+			b.WriteString(u)
 		}
-		b.WriteString(pair)
 	}
-	if b.Len() > 0 {
-		out = append(out, b.String())
-	}
+	flush()
 	return out
 }
 
 func decode(payload string) []Item {
 	var out []Item
-	for pair := range strings.SplitSeq(payload, ",") {
-		if u, id, ok := strings.Cut(pair, ":"); ok && u != "" && id != "" {
-			out = append(out, Item{UserID: u, ID: id})
+	for part := range strings.SplitSeq(payload, " ") {
+		id, users, ok := strings.Cut(part, ":")
+		if !ok || id == "" {
+			continue
+		}
+		it := Item{ID: id}
+		for u := range strings.SplitSeq(users, ",") {
+			if u != "" {
+				it.UserIDs = append(it.UserIDs, u)
+			}
+		}
+		if len(it.UserIDs) > 0 {
+			out = append(out, it)
 		}
 	}
 	return out

@@ -42,7 +42,9 @@ func (r *recorder) ids() []string {
 	defer r.mu.Unlock()
 	out := []string{}
 	for _, it := range r.items {
-		out = append(out, it.ID)
+		for _, u := range it.UserIDs {
+			out = append(out, it.ID+"/"+u)
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -86,16 +88,22 @@ func startNode(t *testing.T, driver, dsn string) *node {
 	return n
 }
 
+// items returns n messages for 1 to 300 users each (so that large ones
+// span payloads), and the "id/user" pairs they make.
 func items(n int) ([]notify.Item, []string) {
 	var out []notify.Item
-	var ids []string
-	for range n {
-		it := notify.Item{UserID: uuid.NewString(), ID: uuid.Must(uuid.NewV7()).String()}
+	var pairs []string
+	for k := range n {
+		it := notify.Item{ID: uuid.Must(uuid.NewV7()).String()}
+		for range (k*37)%300 + 1 {
+			u := uuid.NewString()
+			it.UserIDs = append(it.UserIDs, u)
+			pairs = append(pairs, it.ID+"/"+u)
+		}
 		out = append(out, it)
-		ids = append(ids, it.ID)
 	}
-	slices.Sort(ids)
-	return out, ids
+	slices.Sort(pairs)
+	return out, pairs
 }
 
 // announce announces in a transaction that commits, or rolls back with
@@ -134,11 +142,12 @@ func TestHub(t *testing.T) {
 		t.Run("a rolled-back announcement reaches no one; a committed one reaches every node", func(t *testing.T) {
 			undone, _ := items(3)
 			a.announce(t, undone, true)
-			// 600 items need several NOTIFY payloads: every one arrives.
-			its, want := items(600)
+			// 30 messages for 1 to 300 users each need many NOTIFY
+			// payloads, some split within a message: every pair arrives.
+			its, want := items(30)
 			a.announce(t, its, false)
 			for i, n := range nodes {
-				eventually(t, fmt.Sprintf("node %d to hear 600 items", i), func() bool { return len(n.rec.ids()) >= 600 })
+				eventually(t, fmt.Sprintf("node %d to hear %d pairs", i, len(want)), func() bool { return len(n.rec.ids()) >= len(want) })
 				require.Equal(t, want, n.rec.ids(), "node %d", i)
 			}
 		})
@@ -161,7 +170,7 @@ func TestHub(t *testing.T) {
 			eventually(t, "a new listener", func() bool { p := b.hub.ListenerPID(); return p != 0 && p != pid })
 			later, _ := items(1)
 			a.announce(t, later, false)
-			eventually(t, "news after the reconnection", func() bool { return slices.Contains(b.rec.ids(), later[0].ID) })
+			eventually(t, "news after the reconnection", func() bool { return slices.Contains(b.rec.ids(), later[0].ID+"/"+later[0].UserIDs[0]) })
 			require.LessOrEqual(t, len(b.rec.ids()), before+2)
 		})
 	})

@@ -87,6 +87,12 @@ func (s *Service) OnContractMove(ctx context.Context, m *workflowdesigner.Moved)
 	if want == "" && had == "" {
 		return nil // neither phase concerns the budget: no query at all
 	}
+	if want == KindReserved && had == "" {
+		done, err := s.reserve(ctx, m, c)
+		if done || err != nil {
+			return err
+		}
+	}
 	line, err := s.store.lineByID(ctx, *c.BudgetLineID)
 	if db.IsNotFound(err) {
 		if want == "" {
@@ -137,6 +143,44 @@ func (s *Service) OnContractMove(ctx context.Context, m *workflowdesigner.Moved)
 		}
 		return []string{l.ID}, s.store.insert(ctx, entry)
 	})
+}
+
+// reserve is the common case of the hook, a contract going to signature
+// on a line of an Approved budget that funds its project, in three small
+// statements: the budget's totals (its row lock first, as every writer of
+// a budget takes it), the line's — only while its remaining covers the
+// value, or under Warn — and the ledger entry. It reports false, having
+// written nothing, when the move needs the full path: the budget is not
+// Approved or funds another project, the line is gone or short under
+// Block, or the contract already holds something on it; that path then
+// answers with the exact reason.
+func (s *Service) reserve(ctx context.Context, m *workflowdesigner.Moved, c contracts.Snapshot) (bool, error) {
+	b, ok, err := s.store.reserveBudget(ctx, *c.BudgetLineID, c.ProjectID, c.Value)
+	if err != nil || !ok {
+		return false, err
+	}
+	l, ok, err := s.store.reserveLine(ctx, *c.BudgetLineID, c.ID, c.Value, b.OnExceed == ExceedWarn)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, s.store.reserveBudgetUndo(ctx, b.ID, c.Value)
+	}
+	entry := &Commitment{ID: uuid.Must(uuid.NewV7()).String(), BudgetLineID: l.ID, ContractID: &c.ID, Kind: KindReserved,
+		Amount: c.Value, Source: SourceContract, CreatedAt: m.At, CreatedBy: m.ActorID,
+		Note: fmt.Sprintf("%s: contract moved %s → %s.", KindReserved, m.From, m.To)}
+	if err := s.store.insertEntry(ctx, entry); err != nil {
+		return false, err
+	}
+	before := l.Remaining + c.Value
+	if c.Value <= before {
+		return true, nil
+	}
+	msg := fmt.Sprintf("Line %s of budget %s has %s %s remaining; this contract needs %s (short by %s).",
+		l.Code, b.Code, before, b.Currency, c.Value, c.Value-before)
+	m.Warn("Budget overdrawn: " + msg)
+	return true, s.Bus.Publish(ctx, Overdrawn{BudgetID: b.ID, BudgetCode: b.Code, LineID: l.ID, LineCode: l.Code, ContractID: c.ID,
+		ContractTitle: c.Title, DrafterID: c.DrafterID, ActorID: m.ActorID, Amount: c.Value, RemainingBefore: before, Message: msg, At: m.At})
 }
 
 // checkReservation decides whether a contract may take c.Value of line l

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 
 	"gorm.io/gorm"
@@ -226,6 +228,76 @@ func (s *store) recompute(ctx context.Context, budgetID string, lineIDs ...strin
 		return err
 	}
 	return c.Exec(`UPDATE budgets SET remaining = planned_total - reserved_total - committed_total - actual_total WHERE id = ?`, budgetID).Error
+}
+
+// raw runs a statement below GORM on the transaction in ctx (the contract
+// hook's statements are small enough that the ORM's work per statement
+// would be most of their cost). Placeholders are $1…$n, numbered in order
+// of first use, which both engines read so.
+func (s *store) raw(ctx context.Context) gorm.ConnPool { return s.conn(ctx).Statement.ConnPool }
+
+// reservedBudget is what the hook's reservation needs of the budget.
+type reservedBudget struct {
+	ID, Code, OnExceed, Currency string
+}
+
+// reserveBudget adds amount to the reserved total of the budget of a live
+// line, provided the budget is live, Approved and funds projectID (or any
+// project), and the total stays within money.Max. It takes the budget's
+// row lock, as every other writer of the budget does first. False when no
+// budget qualified.
+func (s *store) reserveBudget(ctx context.Context, lineID string, projectID *string, amount money.Amount) (reservedBudget, bool, error) {
+	var b reservedBudget
+	err := s.raw(ctx).QueryRowContext(ctx, `UPDATE budgets SET reserved_total = reserved_total + $1, remaining = remaining - $1
+		WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $2 AND deleted_at IS NULL)
+		AND deleted_at IS NULL AND status = $3 AND (project_id IS NULL OR project_id = $4) AND reserved_total <= $5
+		RETURNING id, code, on_exceed, currency`,
+		amount, lineID, StatusApproved, projectID, money.Max-amount).Scan(&b.ID, &b.Code, &b.OnExceed, &b.Currency)
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, false, nil
+	}
+	return b, err == nil, err
+}
+
+// reserveBudgetUndo takes back what reserveBudget added.
+func (s *store) reserveBudgetUndo(ctx context.Context, budgetID string, amount money.Amount) error {
+	_, err := s.raw(ctx).ExecContext(ctx, `UPDATE budgets SET reserved_total = reserved_total - $1, remaining = remaining + $1 WHERE id = $2`,
+		amount, budgetID)
+	return err
+}
+
+// reservedLine is what the hook's reservation needs of the line, after it.
+type reservedLine struct {
+	ID, Code  string
+	Remaining money.Amount
+}
+
+// reserveLine adds amount to a live line's reserved amount, provided its
+// remaining covers it (or overdraw is allowed), its total stays within
+// money.Max and the contract holds nothing open on it. The condition is
+// checked on the row as it is when the update locks it, so concurrent
+// reservations never take more than remains. False when it did not apply.
+func (s *store) reserveLine(ctx context.Context, lineID, contractID string, amount money.Amount, overdraw bool) (reservedLine, bool, error) {
+	l := reservedLine{ID: lineID}
+	err := s.raw(ctx).QueryRowContext(ctx, `UPDATE budget_lines SET reserved_amount = reserved_amount + $1, remaining = remaining - $1
+		WHERE id = $2 AND deleted_at IS NULL AND (remaining >= $1 OR $3) AND reserved_amount <= $4
+		AND NOT EXISTS (SELECT 1 FROM budget_commitments c WHERE c.contract_id = $5 AND c.budget_line_id = $2
+			AND c.closed_at IS NULL AND c.kind IN ($6, $7))
+		RETURNING code, remaining`,
+		amount, lineID, overdraw, money.Max-amount, contractID, KindReserved, KindCommitted).Scan(&l.Code, &l.Remaining)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, false, nil
+	}
+	return l, err == nil, err
+}
+
+// insertEntry writes one ledger entry.
+func (s *store) insertEntry(ctx context.Context, c *Commitment) error {
+	_, err := s.raw(ctx).ExecContext(ctx, `INSERT INTO budget_commitments
+		(id, budget_line_id, contract_id, amount, kind, note, source, closed_at, superseded_by, created_at, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		c.ID, c.BudgetLineID, c.ContractID, c.Amount, c.Kind, c.Note, c.Source, c.ClosedAt, c.SupersededBy, c.CreatedAt, c.CreatedBy)
+	return err
 }
 
 // utilisation totals the budgets in force per project.

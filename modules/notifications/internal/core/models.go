@@ -2,8 +2,9 @@ package core
 
 import "time"
 
-// Notification is one message to one user, stored in the transaction of
-// the change it reports.
+// Notification is one message as one of its recipients has it: the
+// message's id and text with the recipient's read mark. Its rows are
+// stored in the transaction of the change it reports.
 type Notification struct {
 	ID         string
 	UserID     string
@@ -16,7 +17,12 @@ type Notification struct {
 	CreatedAt  time.Time
 }
 
-func (Notification) TableName() string { return "notifications" }
+// Message is what a notification says, stored once however many users it
+// is for.
+type Message struct {
+	ID, Kind, Title, Body, EntityType, EntityID string
+	CreatedAt                                   time.Time
+}
 
 // Ticket is a one-time WebSocket ticket: only its hash is stored, with the
 // user it is bound to and the security stamp the user had when it was asked

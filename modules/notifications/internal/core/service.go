@@ -77,10 +77,10 @@ func (s *Service) now() time.Time { return s.Clock.Now().UTC().Truncate(time.Mic
 func notFound() *apperr.Error { return apperr.NotFound("Notification") }
 
 // Store is the InTx subscriber to every event: an event that implements
-// notify.Notifiable has its drafts resolved to users (roles to the active
-// users holding them, each user once, never the actor) and written with
-// one multi-row insert in the publisher's transaction, and announced to
-// every node once that transaction commits.
+// notify.Notifiable has each draft stored as one message, its recipients
+// (roles resolved to the active users holding them, each user once, never
+// the actor) as one multi-row insert of small rows, in the publisher's
+// transaction, and announced to every node once that transaction commits.
 func (s *Service) Store(ctx context.Context, e events.Event) error {
 	n, ok := e.(notify.Notifiable)
 	if !ok {
@@ -91,7 +91,7 @@ func (s *Service) Store(ctx context.Context, e events.Event) error {
 		return nil
 	}
 	now := s.now()
-	var rows []Notification
+	var items []notify.Item
 	for _, d := range drafts {
 		users := slices.Clone(d.UserIDs)
 		if len(d.Roles) > 0 {
@@ -101,25 +101,18 @@ func (s *Service) Store(ctx context.Context, e events.Event) error {
 			}
 			users = append(users, holders...)
 		}
-		seen := map[string]bool{}
-		for _, u := range users {
-			if u == "" || u == d.ExceptUserID || seen[u] {
-				continue
-			}
-			seen[u] = true
-			rows = append(rows, Notification{ID: uuid.Must(uuid.NewV7()).String(), UserID: u, Kind: d.Kind, Title: d.Title,
-				Body: d.Body, EntityType: d.EntityType, EntityID: d.EntityID, CreatedAt: now})
+		slices.Sort(users)
+		users = slices.Compact(users)
+		users = slices.DeleteFunc(users, func(u string) bool { return u == "" || u == d.ExceptUserID })
+		if len(users) == 0 {
+			continue
 		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	if err := s.store.insert(ctx, rows); err != nil {
-		return fmt.Errorf("store %d notifications of %s: %w", len(rows), e.Topic(), err)
-	}
-	items := make([]notify.Item, len(rows))
-	for i, r := range rows {
-		items[i] = notify.Item{UserID: r.UserID, ID: r.ID}
+		m := Message{ID: uuid.Must(uuid.NewV7()).String(), Kind: d.Kind, Title: d.Title, Body: d.Body,
+			EntityType: d.EntityType, EntityID: d.EntityID, CreatedAt: now}
+		if err := s.store.insert(ctx, m, users); err != nil {
+			return fmt.Errorf("store notification %s of %s for %d users: %w", d.Kind, e.Topic(), len(users), err)
+		}
+		items = append(items, notify.Item{ID: m.ID, UserIDs: users})
 	}
 	return s.Hub.Announce(ctx, items)
 }

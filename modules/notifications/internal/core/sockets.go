@@ -404,25 +404,42 @@ func (ss *sockets) write(sock *socket) {
 }
 
 // Deliver pushes notifications announced by any node to the owners'
-// sockets on this node (notify.Receiver). Rows are read only for users
-// connected here.
+// sockets on this node (notify.Receiver). Messages are read only for users
+// connected here, once each however many of them they are for.
 func (s *Service) Deliver(items []notify.Item) {
 	ss := s.sockets
 	ss.mu.Lock()
 	var ids []string
+	owners := map[string][]string{}
 	for _, it := range items {
-		if _, ok := ss.users[it.UserID]; ok {
-			ids = append(ids, it.ID)
+		for _, u := range it.UserIDs {
+			if _, ok := ss.users[u]; ok {
+				if owners[it.ID] == nil {
+					ids = append(ids, it.ID)
+				}
+				owners[it.ID] = append(owners[it.ID], u)
+			}
 		}
 	}
 	ss.mu.Unlock()
 	if len(ids) == 0 {
 		return
 	}
-	rows, err := s.store.byIDs(db.WithoutTx(context.Background()), ids)
+	msgs, err := s.store.messages(db.WithoutTx(context.Background()), ids)
 	if err != nil {
 		s.Log.Error("read notifications to push", "err", err)
 		return
+	}
+	var rows []Notification
+	for _, id := range ids {
+		m, ok := msgs[id]
+		if !ok {
+			continue // purged meanwhile
+		}
+		for _, u := range owners[id] {
+			m.UserID = u
+			rows = append(rows, m)
+		}
 	}
 	ss.push(rows, false)
 }
