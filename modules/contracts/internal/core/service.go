@@ -228,6 +228,7 @@ func (s *Service) Get(ctx context.Context, p authn.Principal, id string) (Detail
 	return s.detail(ctx, p, c, def)
 }
 
+// detail reads what the detail shows besides the contract row and shapes it.
 func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, def *workflowdesigner.Definition) (Detail, error) {
 	approvals, err := s.Workflows.History(ctx, KindName, c.ID)
 	if err != nil {
@@ -269,13 +270,8 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 	if err != nil {
 		return Detail{}, err
 	}
-	d := Detail{Summary: summary(c, suppliers, projects, names),
-		TemplateID: c.TemplateID, SupplierID: c.SupplierID, ProjectID: c.ProjectID, DepartmentID: c.DepartmentID,
-		SLAWarningSent: c.SLAWarningSent, DraftData: json.RawMessage(c.DraftData), WorkflowDefinitionID: c.WorkflowDefinitionID,
-		PurchaseEvaluationID: c.PurchaseEvaluationID, BudgetLineID: c.BudgetLineID, Description: c.Description,
-		StartDate: c.StartDate, EndDate: c.EndDate, CreatedBy: c.CreatedBy, UpdatedAt: c.UpdatedAt.UTC(), UpdatedBy: c.UpdatedBy,
-		Approvals: approvals, Comments: []CommentDTO{}, Attachments: []AttachmentDTO{},
-		AllowedTransitions: s.Workflows.AllowedMoves(def, p, documentOf(c))}
+	d := s.shape(p, c, def, summary(c, suppliers, projects, names))
+	d.Approvals = approvals
 	for i, a := range d.Approvals {
 		if a.ApproverUserID != nil {
 			n := names[*a.ApproverUserID]
@@ -292,6 +288,17 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 	return d, nil
 }
 
+// shape is the detail of c without approvals, comments and attachments.
+func (s *Service) shape(p authn.Principal, c *Contract, def *workflowdesigner.Definition, sm Summary) Detail {
+	return Detail{Summary: sm,
+		TemplateID: c.TemplateID, SupplierID: c.SupplierID, ProjectID: c.ProjectID, DepartmentID: c.DepartmentID,
+		SLAWarningSent: c.SLAWarningSent, DraftData: json.RawMessage(c.DraftData), WorkflowDefinitionID: c.WorkflowDefinitionID,
+		PurchaseEvaluationID: c.PurchaseEvaluationID, BudgetLineID: c.BudgetLineID, Description: c.Description,
+		StartDate: c.StartDate, EndDate: c.EndDate, CreatedBy: c.CreatedBy, UpdatedAt: c.UpdatedAt.UTC(), UpdatedBy: c.UpdatedBy,
+		Approvals: []workflowdesigner.HistoryEntry{}, Comments: []CommentDTO{}, Attachments: []AttachmentDTO{},
+		AllowedTransitions: s.Workflows.AllowedMoves(def, p, documentOf(c))}
+}
+
 func attachmentDTO(a Attachment, names map[string]string) AttachmentDTO {
 	unfilled := []string{}
 	if a.UnfilledPlaceholders != "" {
@@ -306,10 +313,17 @@ func attachmentDTO(a Attachment, names map[string]string) AttachmentDTO {
 		UnfilledPlaceholders: unfilled}
 }
 
-// checkRefs validates the master-data references of a create or update.
-func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) error {
+// refs are the master-data records a create or update names, as checked.
+type refs struct {
+	suppliers, projects map[string]masterdata.Ref
+}
+
+// checkRefs validates the master-data references of a create or update and
+// returns the records it read.
+func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) (refs, error) {
+	found := refs{suppliers: map[string]masterdata.Ref{}, projects: map[string]masterdata.Ref{}}
 	fields := apperr.Fields{}
-	check := func(field string, lookup func(context.Context, string) (masterdata.Ref, error), id string) error {
+	check := func(field string, lookup func(context.Context, string) (masterdata.Ref, error), id string, into map[string]masterdata.Ref) error {
 		r, err := lookup(ctx, id)
 		if apperr.KindOf(err) == apperr.KindNotFound {
 			fields.Add(field, "No such record.")
@@ -321,22 +335,25 @@ func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) error {
 		if !r.IsActive {
 			fields.Add(field, "The record is inactive.")
 		}
+		if into != nil {
+			into[id] = r
+		}
 		return nil
 	}
-	if err := check("SupplierId", s.MasterData.Supplier, in.SupplierID); err != nil {
-		return err
+	if err := check("SupplierId", s.MasterData.Supplier, in.SupplierID, found.suppliers); err != nil {
+		return found, err
 	}
 	switch {
 	case in.ProjectID != nil:
-		if err := check("ProjectId", s.MasterData.Project, *in.ProjectID); err != nil {
-			return err
+		if err := check("ProjectId", s.MasterData.Project, *in.ProjectID, found.projects); err != nil {
+			return found, err
 		}
 	case !isFramework(in.ContractType):
 		fields.Add("ProjectId", "Is required for this contract type.")
 	}
 	if in.DepartmentID != nil {
-		if err := check("DepartmentId", s.MasterData.Department, *in.DepartmentID); err != nil {
-			return err
+		if err := check("DepartmentId", s.MasterData.Department, *in.DepartmentID, nil); err != nil {
+			return found, err
 		}
 	}
 	// With the forms module off there is nothing to check a template against;
@@ -347,7 +364,7 @@ func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) error {
 		case apperr.KindOf(err) == apperr.KindNotFound:
 			fields.Add("TemplateId", "No such template.")
 		case err != nil:
-			return err
+			return found, err
 		case t.ContractType != in.ContractType:
 			fields.Add("TemplateId", "The template is for "+t.ContractType+" contracts, not "+in.ContractType+".")
 		case !t.IsActive:
@@ -357,7 +374,7 @@ func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) error {
 	if in.StartDate != nil && in.EndDate != nil && *in.EndDate < *in.StartDate {
 		fields.Add("EndDate", "Must not be before StartDate.")
 	}
-	return fields.Err()
+	return found, fields.Err()
 }
 
 // draftJSON checks that draft data is a JSON object and returns its text.
@@ -403,11 +420,13 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 		WorkflowDefinitionID: def.ID, PurchaseEvaluationID: in.PurchaseEvaluationID, BudgetLineID: in.BudgetLineID,
 		Description: in.Description, StartDate: in.StartDate, EndDate: in.EndDate, Version: 1,
 		CreatedAt: now, CreatedBy: &p.UserID, UpdatedAt: now, UpdatedBy: &p.UserID}
+	var found refs
 	err = s.DB.InTx(ctx, func(ctx context.Context) error {
 		// Checked inside the transaction: the master-data rows stay locked
 		// until it commits, so a concurrent delete waits and then sees this
 		// contract (and refuses), instead of both succeeding.
-		if err := s.checkRefs(ctx, &in); err != nil {
+		var err error
+		if found, err = s.checkRefs(ctx, &in); err != nil {
 			return err
 		}
 		if err := s.store.create(ctx, c); err != nil {
@@ -419,7 +438,10 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 	if err != nil {
 		return Detail{}, err
 	}
-	return s.detail(ctx, p, c, def)
+	// Answered from what was written and checked: a new contract has no
+	// approvals, comments or attachments yet, its supplier and project were
+	// just read, and its drafter is the caller.
+	return s.shape(p, c, def, summary(c, found.suppliers, found.projects, map[string]string{p.UserID: p.Name})), nil
 }
 
 // CreateFromEvaluation drafts a contract for another module through
@@ -473,7 +495,7 @@ func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in U
 		"start_date": in.StartDate, "end_date": in.EndDate, "updated_at": s.now(), "updated_by": p.UserID}
 	err = s.DB.InTx(ctx, func(ctx context.Context) error {
 		// Inside the transaction for the same reason as in Create.
-		if err := s.checkRefs(ctx, &in.CreateRequest); err != nil {
+		if _, err := s.checkRefs(ctx, &in.CreateRequest); err != nil {
 			return err
 		}
 		ok, err := s.store.update(ctx, c.ID, c.Version, cols)

@@ -283,24 +283,14 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, e *Evaluation, 
 	if err != nil {
 		return Detail{}, err
 	}
-	d := Detail{Summary: summary(e, projects, names), ProjectID: e.ProjectID, DepartmentID: e.DepartmentID,
-		Description: e.Description, SLAWarningSent: e.SLAWarningSent, Quotations: compare(quotes, suppliers, e.SelectedQuotationID),
-		SelectionReason: e.SelectionReason, PaymentTerms: terms(e.PaymentTerms), RequiredOpinions: []string{},
-		Opinions: []OpinionDTO{}, History: history, ApprovedAt: utc(e.ApprovedAt),
-		WorkflowDefinitionID: e.WorkflowDefinitionID, UpdatedAt: e.UpdatedAt.UTC(), UpdatedBy: e.UpdatedBy,
-		AllowedTransitions: s.Workflows.AllowedMoves(def, p, documentOf(e))}
+	var deps map[string]masterdata.Ref
 	if e.DepartmentID != nil {
-		deps, err := s.MasterData.Departments(ctx, []string{*e.DepartmentID})
-		if err != nil {
+		if deps, err = s.MasterData.Departments(ctx, []string{*e.DepartmentID}); err != nil {
 			return Detail{}, err
 		}
-		if r, ok := deps[*e.DepartmentID]; ok {
-			d.Department = &Ref{ID: r.ID, Code: r.Code, Name: r.Name}
-		}
 	}
-	if needsOpinions(def) {
-		d.RequiredOpinions = append(d.RequiredOpinions, s.Config.RequiredOpinions...)
-	}
+	d := s.shape(p, e, def, projects, deps, names)
+	d.Quotations, d.History = compare(quotes, suppliers, e.SelectedQuotationID), history
 	for _, o := range opinions {
 		d.Opinions = append(d.Opinions, OpinionDTO{ID: o.ID, Kind: o.Kind, Verdict: o.Verdict, Comment: o.Comment,
 			UserID: o.UserID, UserName: names[o.UserID], CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()})
@@ -312,6 +302,26 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, e *Evaluation, 
 		}
 	}
 	return d, nil
+}
+
+// shape is the detail of e without quotations, history and opinions.
+func (s *Service) shape(p authn.Principal, e *Evaluation, def *workflowdesigner.Definition,
+	projects, deps map[string]masterdata.Ref, names map[string]string) Detail {
+	d := Detail{Summary: summary(e, projects, names), ProjectID: e.ProjectID, DepartmentID: e.DepartmentID,
+		Description: e.Description, SLAWarningSent: e.SLAWarningSent, Quotations: compare(nil, nil, nil),
+		SelectionReason: e.SelectionReason, PaymentTerms: terms(e.PaymentTerms), RequiredOpinions: []string{},
+		Opinions: []OpinionDTO{}, History: []workflowdesigner.HistoryEntry{}, ApprovedAt: utc(e.ApprovedAt),
+		WorkflowDefinitionID: e.WorkflowDefinitionID, UpdatedAt: e.UpdatedAt.UTC(), UpdatedBy: e.UpdatedBy,
+		AllowedTransitions: s.Workflows.AllowedMoves(def, p, documentOf(e))}
+	if e.DepartmentID != nil {
+		if r, ok := deps[*e.DepartmentID]; ok {
+			d.Department = &Ref{ID: r.ID, Code: r.Code, Name: r.Name}
+		}
+	}
+	if needsOpinions(def) {
+		d.RequiredOpinions = append(d.RequiredOpinions, s.Config.RequiredOpinions...)
+	}
+	return d
 }
 
 // needsOpinions reports whether the pinned definition has a move that
@@ -365,9 +375,15 @@ func checkTerms(ts []PaymentTerm, fields apperr.Fields) {
 }
 
 // checkInput validates a create or update body and the records it names.
-func (s *Service) checkInput(ctx context.Context, in *CreateRequest) error {
+// refs are the master-data records a create or update names, as checked.
+type refs struct {
+	projects, departments map[string]masterdata.Ref
+}
+
+func (s *Service) checkInput(ctx context.Context, in *CreateRequest) (refs, error) {
+	found := refs{projects: map[string]masterdata.Ref{}, departments: map[string]masterdata.Ref{}}
 	fields := apperr.Fields{}
-	check := func(field string, lookup func(context.Context, string) (masterdata.Ref, error), id string) error {
+	check := func(field string, lookup func(context.Context, string) (masterdata.Ref, error), id string, into map[string]masterdata.Ref) error {
 		r, err := lookup(ctx, id)
 		if apperr.KindOf(err) == apperr.KindNotFound {
 			fields.Add(field, "No such record.")
@@ -379,17 +395,18 @@ func (s *Service) checkInput(ctx context.Context, in *CreateRequest) error {
 		if !r.IsActive {
 			fields.Add(field, "The record is inactive.")
 		}
+		into[id] = r
 		return nil
 	}
-	if err := check("ProjectId", s.MasterData.Project, in.ProjectID); err != nil {
-		return err
+	if err := check("ProjectId", s.MasterData.Project, in.ProjectID, found.projects); err != nil {
+		return found, err
 	}
 	if in.DepartmentID != nil {
-		if err := check("DepartmentId", s.MasterData.Department, *in.DepartmentID); err != nil {
-			return err
+		if err := check("DepartmentId", s.MasterData.Department, *in.DepartmentID, found.departments); err != nil {
+			return found, err
 		}
 	}
-	return fields.Err()
+	return found, fields.Err()
 }
 
 // validate normalises and checks a body's own rules.
@@ -444,10 +461,12 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 		DepartmentID: in.DepartmentID, Category: in.Category, Description: in.Description, EstimatedValue: in.EstimatedValue,
 		Currency: currency, PaymentTerms: termsJSON(in.PaymentTerms), Phase: start.Phase, SLADeadline: start.Deadline,
 		WorkflowDefinitionID: start.Definition.ID, Version: 1, CreatedAt: now, CreatedBy: p.UserID, UpdatedAt: now, UpdatedBy: &p.UserID}
+	var found refs
 	err = s.DB.InTx(ctx, func(ctx context.Context) error {
 		// Inside the transaction: the master-data rows stay share-locked
 		// until it commits, so a concurrent delete sees this evaluation.
-		if err := s.checkInput(ctx, &in); err != nil {
+		var err error
+		if found, err = s.checkInput(ctx, &in); err != nil {
 			return err
 		}
 		prefix := fmt.Sprintf("PE/%d/%s", now.In(s.Location).Year(), policy)
@@ -462,7 +481,10 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 	if err != nil {
 		return Detail{}, err
 	}
-	return s.detail(ctx, p, e, start.Definition)
+	// Answered from what was written and checked: a new evaluation has no
+	// quotations, history or opinions yet, its project and department were
+	// just read, and its creator is the caller.
+	return s.shape(p, e, start.Definition, found.projects, found.departments, map[string]string{p.UserID: p.Name}), nil
 }
 
 // Update changes a draft: only in the initial phase, by its creator or Admin.
@@ -494,7 +516,7 @@ func (s *Service) Update(ctx context.Context, p authn.Principal, id string, in U
 		"estimated_value": in.EstimatedValue, "currency": currency, "payment_terms": termsJSON(in.PaymentTerms),
 		"updated_at": s.now(), "updated_by": p.UserID}
 	err = s.DB.InTx(ctx, func(ctx context.Context) error {
-		if err := s.checkInput(ctx, &in.CreateRequest); err != nil {
+		if _, err := s.checkInput(ctx, &in.CreateRequest); err != nil {
 			return err
 		}
 		return s.write(ctx, e, def, in.Version, cols)

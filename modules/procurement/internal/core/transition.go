@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/apperr"
@@ -128,11 +129,20 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 	if err := httpx.Validate(in); err != nil {
 		return Detail{}, err
 	}
-	if _, err := s.Workflows.Move(ctx, workflowdesigner.MoveRequest{Kind: KindName, Doc: documentOf(e), To: in.ToPhase,
-		By: &p, Comment: in.Comment, Version: in.Version}); err != nil {
+	m, err := s.Workflows.Move(ctx, workflowdesigner.MoveRequest{Kind: KindName, Doc: documentOf(e), To: in.ToPhase,
+		By: &p, Comment: in.Comment, Version: in.Version})
+	if err != nil {
 		return Detail{}, err
 	}
-	return s.reload(ctx, p, id, def)
+	// The row as the move wrote it, without reading it back.
+	e.Phase, e.SLADeadline, e.SLAWarningSent, e.HistoryHash = m.To, m.Deadline, false, m.Hash
+	e.Version++
+	e.UpdatedAt, e.UpdatedBy = m.At, m.ActorID
+	if v, ok := m.Get("approved_at"); ok {
+		at := v.(time.Time)
+		e.ApprovedAt = &at
+	}
+	return s.detail(ctx, p, e, def)
 }
 
 // SaveOpinion saves (or saves again) a department's opinion: by a holder of
