@@ -131,7 +131,23 @@ func (s *store) get(ctx context.Context, id string) (*Contract, error) {
 	return &c, nil
 }
 
-func (s *store) create(ctx context.Context, c *Contract) error { return s.conn(ctx).Create(c).Error }
+// create inserts a new contract with one statement written out, below
+// GORM: building an INSERT of 31 columns by reflection was a good part of a
+// create's cost. Placeholders are $1…$n in order, which both engines read.
+func (s *store) create(ctx context.Context, c *Contract) error {
+	_, err := s.conn(ctx).Statement.ConnPool.ExecContext(ctx, `INSERT INTO contracts (id, title, contract_type, template_id,
+		supplier_id, project_id, department_id, value, currency, bypass_procurement_and_ccm, phase, sla_deadline,
+		sla_warning_sent, ma_hop_dong, search_text, draft_data, drafter_id, workflow_definition_id, history_hash,
+		purchase_evaluation_id, budget_line_id, description, start_date, end_date, version, created_at, created_by,
+		updated_at, updated_by, deleted_at, deleted_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+		$24, $25, $26, $27, $28, $29, $30, $31)`,
+		c.ID, c.Title, c.ContractType, c.TemplateID, c.SupplierID, c.ProjectID, c.DepartmentID, c.Value, c.Currency,
+		c.BypassProcurementAndCCM, c.Phase, c.SLADeadline, c.SLAWarningSent, c.MaHopDong, c.SearchText, c.DraftData,
+		c.DrafterID, c.WorkflowDefinitionID, c.HistoryHash, c.PurchaseEvaluationID, c.BudgetLineID, c.Description,
+		c.StartDate, c.EndDate, c.Version, c.CreatedAt, c.CreatedBy, c.UpdatedAt, c.UpdatedBy, c.DeletedAt, c.DeletedBy)
+	return err
+}
 
 // update writes the given columns when the row is still at version; false
 // means another writer got there first.
