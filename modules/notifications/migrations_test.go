@@ -13,7 +13,8 @@ import (
 )
 
 // Migration 2 moves the rows of the one-row-per-recipient table into a
-// message and a recipient row each, keeping ids, times and read marks.
+// message, a recipient row and a read mark (when read) each, keeping ids
+// and times.
 func TestMigrationKeepsNotifications(t *testing.T) {
 	t.Parallel()
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
@@ -51,8 +52,9 @@ func TestMigrationKeepsNotifications(t *testing.T) {
 			ReadAt                  *time.Time
 			CreatedAt               time.Time
 		}
-		if err := conn.Raw(`SELECT m.id, r.user_id, m.kind, m.title, r.read_at, r.created_at
-			FROM notification_recipients r JOIN notification_messages m ON m.id = r.message_id ORDER BY m.id`).Scan(&got).Error; err != nil {
+		if err := conn.Raw(`SELECT m.id, r.user_id, m.kind, m.title, rd.read_at, r.created_at
+			FROM notification_recipients r JOIN notification_messages m ON m.id = r.message_id
+			LEFT JOIN notification_reads rd ON rd.user_id = r.user_id AND rd.message_id = m.id ORDER BY m.id`).Scan(&got).Error; err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 2 || got[0].UserID != "u1" || got[0].ReadAt != nil || got[1].UserID != "u2" || got[1].ReadAt == nil ||

@@ -4,8 +4,8 @@
 // A producer does not import this package. It makes its event implement
 // notify.Notifiable (platform/notify): the module subscribes inside the
 // publisher's transaction to every event, and for one that returns drafts
-// stores each as one message with a small row per recipient, in that
-// transaction (an undone change notifies no one), then pushes them to the
+// stores each as one message to the audience of its role holders (and a
+// small row per user it names besides), in that transaction (an undone change notifies no one), then pushes them to the
 // recipients' WebSockets on every node once it commits.
 package notifications
 

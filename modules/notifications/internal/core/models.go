@@ -21,6 +21,7 @@ type Notification struct {
 // is for.
 type Message struct {
 	ID, Kind, Title, Body, EntityType, EntityID string
+	AudienceID, ExceptUserID                    string // "" for none
 	CreatedAt                                   time.Time
 }
 

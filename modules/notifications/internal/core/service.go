@@ -77,10 +77,11 @@ func (s *Service) now() time.Time { return s.Clock.Now().UTC().Truncate(time.Mic
 func notFound() *apperr.Error { return apperr.NotFound("Notification") }
 
 // Store is the InTx subscriber to every event: an event that implements
-// notify.Notifiable has each draft stored as one message, its recipients
-// (roles resolved to the active users holding them, each user once, never
-// the actor) as one multi-row insert of small rows, in the publisher's
-// transaction, and announced to every node once that transaction commits.
+// notify.Notifiable has each draft stored as one message in the
+// publisher's transaction — for the audience of the active users holding
+// its roles (stored once per distinct set of users) but the actor, and for
+// the users it names besides with a small recipient row each — and
+// announced to every node once that transaction commits.
 func (s *Service) Store(ctx context.Context, e events.Event) error {
 	n, ok := e.(notify.Notifiable)
 	if !ok {
@@ -93,28 +94,52 @@ func (s *Service) Store(ctx context.Context, e events.Event) error {
 	now := s.now()
 	var items []notify.Item
 	for _, d := range drafts {
-		users := slices.Clone(d.UserIDs)
-		if len(d.Roles) > 0 {
-			holders, err := s.Directory.UserIDsInRoles(ctx, d.Roles)
-			if err != nil {
-				return fmt.Errorf("notify %s: users in roles %v: %w", d.Kind, d.Roles, err)
-			}
-			users = append(users, holders...)
-		}
-		slices.Sort(users)
-		users = slices.Compact(users)
-		users = slices.DeleteFunc(users, func(u string) bool { return u == "" || u == d.ExceptUserID })
-		if len(users) == 0 {
-			continue
-		}
 		m := Message{ID: uuid.Must(uuid.NewV7()).String(), Kind: d.Kind, Title: d.Title, Body: d.Body,
 			EntityType: d.EntityType, EntityID: d.EntityID, CreatedAt: now}
-		if err := s.store.insert(ctx, m, users); err != nil {
-			return fmt.Errorf("store notification %s of %s for %d users: %w", d.Kind, e.Topic(), len(users), err)
+		var holders []string
+		if len(d.Roles) > 0 {
+			var err error
+			if holders, err = s.Directory.UserIDsInRoles(ctx, d.Roles); err != nil {
+				return fmt.Errorf("notify %s: users in roles %v: %w", d.Kind, d.Roles, err)
+			}
+			holders = distinct(holders)
 		}
-		items = append(items, notify.Item{ID: m.ID, UserIDs: users})
+		// Named users outside the audience get a recipient row each.
+		var named []string
+		for _, u := range distinct(slices.Clone(d.UserIDs)) {
+			if _, in := slices.BinarySearch(holders, u); !in && u != d.ExceptUserID {
+				named = append(named, u)
+			}
+		}
+		told := slices.DeleteFunc(slices.Clone(holders), func(u string) bool { return u == d.ExceptUserID })
+		if len(told) == 0 && len(named) == 0 {
+			continue
+		}
+		if len(told) > 0 {
+			var err error
+			if m.AudienceID, err = s.store.audience(ctx, holders); err != nil {
+				return fmt.Errorf("store the audience of %s: %w", d.Kind, err)
+			}
+			if len(told) < len(holders) {
+				m.ExceptUserID = d.ExceptUserID
+			}
+		}
+		if err := s.store.insert(ctx, m, named); err != nil {
+			return fmt.Errorf("store notification %s of %s: %w", d.Kind, e.Topic(), err)
+		}
+		items = append(items, notify.Item{ID: m.ID, UserIDs: append(told, named...)})
 	}
 	return s.Hub.Announce(ctx, items)
+}
+
+// distinct sorts ids and drops duplicates and empty ones.
+func distinct(ids []string) []string {
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if len(ids) > 0 && ids[0] == "" {
+		ids = ids[1:]
+	}
+	return ids
 }
 
 // ListSpec pages a user's notifications, newest first by default.

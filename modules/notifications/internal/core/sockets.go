@@ -460,14 +460,8 @@ func (s *Service) Resync() {
 		users = append(users, id)
 	}
 	slices.Sort(users)
-	for chunk := range slices.Chunk(users, 200) {
-		from := cursors[chunk[0]]
-		for _, u := range chunk {
-			if c := cursors[u]; c.Before(from) {
-				from = c
-			}
-		}
-		rows, err := s.store.since(context.Background(), chunk, from, catchUpLimit*len(chunk))
+	for _, u := range users {
+		rows, err := s.store.since(context.Background(), u, cursors[u], catchUpLimit)
 		if err != nil {
 			s.Log.Error("catch up notifications", "err", err)
 			return

@@ -2,8 +2,11 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -12,18 +15,25 @@ import (
 	"github.com/contractflow/contractflow/platform/paging"
 )
 
-// store is the only code that touches the notification tables: a
-// notification is a message (notification_messages) and a recipient row
-// per user it is for (notification_recipients); its id is the message's.
-type store struct{ db *db.DB }
+// store is the only code that touches the notification tables. A
+// notification is a message (notification_messages), for the members of
+// its audience but the one it leaves out, and for the users of its
+// recipient rows; its id is the message's. A read mark is a row of
+// notification_reads.
+type store struct {
+	db *db.DB
+	// known holds audience ids whose rows are committed: audiences are
+	// never deleted, so a fan-out to people already an audience writes
+	// only its message.
+	known sync.Map
+}
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
 
 // exec runs a write below GORM, on the transaction in ctx: the fan-out of a
-// move is two statements whatever the number of recipients, and the ORM's
-// per-statement work is most of the cost of statements this small.
-// Placeholders are $1…$n, numbered in order of first use (both engines
-// read them so).
+// move is one or two statements, and the ORM's per-statement work is most
+// of the cost of statements this small. Placeholders are $1…$n, numbered in
+// order of first use (both engines read them so).
 func (s *store) exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := s.conn(ctx).Statement.ConnPool.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -32,46 +42,107 @@ func (s *store) exec(ctx context.Context, query string, args ...any) (int64, err
 	return res.RowsAffected()
 }
 
-// jsonElements is the SQL that turns a JSON array of strings in $3 into rows
-// of one column named value.
-func (s *store) jsonElements() string {
+// jsonElements is the SQL that turns the JSON array of strings in
+// placeholder p into rows of one column named value.
+func (s *store) jsonElements(p string) string {
 	if s.db.Dialect() == db.Postgres {
-		return `json_array_elements_text($3::json) AS j(value)`
+		return `json_array_elements_text(` + p + `::json) AS j(value)`
 	}
-	return `json_each($3)`
+	return `json_each(` + p + `)`
 }
 
-// insert stores one message and its recipient rows: two statements, the
-// users travelling as one JSON array.
+// audienceID names a set of users: the hash of their sorted ids.
+func audienceID(sorted []string) string {
+	h := sha256.New()
+	for _, u := range sorted {
+		h.Write([]byte(u))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// audience stores the set of users (sorted, distinct) unless it is stored
+// already, and returns its id.
+func (s *store) audience(ctx context.Context, users []string) (string, error) {
+	id := audienceID(users)
+	if _, ok := s.known.Load(id); ok {
+		return id, nil
+	}
+	list, err := json.Marshal(users)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.exec(ctx, `INSERT INTO notification_audiences (audience_id, user_id)
+		SELECT $1, value FROM `+s.jsonElements("$2")+` WHERE true ON CONFLICT DO NOTHING`, id, string(list)); err != nil {
+		return "", err
+	}
+	db.AfterCommit(ctx, func() { s.known.Store(id, struct{}{}) })
+	return id, nil
+}
+
+// insert stores one message for the members of audience (its id, "" for
+// none) but except, and for users: one statement for the message, one for
+// the users' recipient rows when there are any.
 func (s *store) insert(ctx context.Context, m Message, users []string) error {
-	if _, err := s.exec(ctx, `INSERT INTO notification_messages (id, kind, title, body, entity_type, entity_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, m.ID, m.Kind, m.Title, m.Body, m.EntityType, m.EntityID, m.CreatedAt); err != nil {
+	if _, err := s.exec(ctx, `INSERT INTO notification_messages (id, kind, title, body, entity_type, entity_id, audience_id, except_user_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, m.ID, m.Kind, m.Title, m.Body, m.EntityType, m.EntityID,
+		nullable(m.AudienceID), nullable(m.ExceptUserID), m.CreatedAt); err != nil {
 		return err
+	}
+	if len(users) == 0 {
+		return nil
 	}
 	list, err := json.Marshal(users)
 	if err != nil {
 		return err
 	}
 	_, err = s.exec(ctx, `INSERT INTO notification_recipients (user_id, created_at, message_id)
-		SELECT value, $1, $2 FROM `+s.jsonElements(), m.CreatedAt, m.ID, string(list))
+		SELECT value, $1, $2 FROM `+s.jsonElements("$3"), m.CreatedAt, m.ID, string(list))
 	return err
 }
 
-// columns are a notification as a recipient row joined to its message.
-const columns = `SELECT m.id, r.user_id, m.kind, m.title, m.body, m.entity_type, m.entity_id, r.read_at, r.created_at
-	FROM notification_recipients r JOIN notification_messages m ON m.id = r.message_id`
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// own is every notification of user u with its read mark: the messages of
+// the audiences u is in that do not leave u out, and those of u's
+// recipient rows. Its ? placeholders take ownArgs(u).
+const own = `SELECT m.id, m.kind, m.title, m.body, m.entity_type, m.entity_id, rd.read_at, m.created_at
+	FROM notification_messages m
+	LEFT JOIN notification_reads rd ON rd.user_id = ? AND rd.message_id = m.id
+	WHERE ((m.audience_id IN (SELECT a.audience_id FROM notification_audiences a WHERE a.user_id = ?)
+			AND (m.except_user_id IS NULL OR m.except_user_id <> ?))
+		OR m.id IN (SELECT r.message_id FROM notification_recipients r WHERE r.user_id = ?))`
+
+func ownArgs(u string, more ...any) []any { return append([]any{u, u, u, u}, more...) }
 
 func unreadOnlyCond(unreadOnly bool) string {
 	if unreadOnly {
-		return " AND r.read_at IS NULL"
+		return " AND rd.read_at IS NULL"
 	}
 	return ""
 }
 
+// owned reads u's notifications matching cond (after own's WHERE) and
+// names u their owner.
+func (s *store) owned(ctx context.Context, u, cond string, args ...any) ([]Notification, error) {
+	rows := []Notification{}
+	if err := s.conn(ctx).Raw(own+cond, ownArgs(u, args...)...).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].UserID = u
+	}
+	return rows, nil
+}
+
 func (s *store) count(ctx context.Context, userID string, unreadOnly bool) (int64, error) {
 	var n int64
-	err := s.conn(ctx).Raw(`SELECT COUNT(*) FROM notification_recipients r WHERE r.user_id = ?`+unreadOnlyCond(unreadOnly), userID).
-		Scan(&n).Error
+	err := s.conn(ctx).Raw(`SELECT COUNT(*) FROM (`+own+unreadOnlyCond(unreadOnly)+`) AS n`, ownArgs(userID)...).Scan(&n).Error
 	return n, err
 }
 
@@ -80,15 +151,13 @@ func (s *store) list(ctx context.Context, userID string, unreadOnly bool, req pa
 	if err != nil || total == 0 {
 		return []Notification{}, total, err
 	}
-	// createdAt is the only sort; the message id breaks ties the same way.
+	// createdAt is the only sort; the id breaks ties the same way.
 	dir := ""
 	if len(req.Sort) > 0 && req.Sort[0].Desc {
 		dir = " DESC"
 	}
-	rows := []Notification{}
-	err = s.conn(ctx).Raw(columns+` WHERE r.user_id = ?`+unreadOnlyCond(unreadOnly)+
-		` ORDER BY r.created_at`+dir+`, r.message_id`+dir+` LIMIT ? OFFSET ?`, userID, req.PageSize, req.Offset()).
-		Scan(&rows).Error
+	rows, err := s.owned(ctx, userID, unreadOnlyCond(unreadOnly)+` ORDER BY m.created_at`+dir+`, m.id`+dir+` LIMIT ? OFFSET ?`,
+		req.PageSize, req.Offset())
 	return rows, total, err
 }
 
@@ -97,8 +166,7 @@ func (s *store) unread(ctx context.Context, userID string) (int64, error) {
 }
 
 func (s *store) get(ctx context.Context, userID, id string) (*Notification, error) {
-	var rows []Notification
-	err := s.conn(ctx).Raw(columns+` WHERE r.user_id = ? AND r.created_at = m.created_at AND m.id = ?`, userID, id).Scan(&rows).Error
+	rows, err := s.owned(ctx, userID, ` AND m.id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -109,15 +177,23 @@ func (s *store) get(ctx context.Context, userID, id string) (*Notification, erro
 }
 
 // markRead marks the user's unread notifications read: one, or all when id
-// is empty. It returns how many changed.
+// is empty, with a read mark each. It returns how many changed.
 func (s *store) markRead(ctx context.Context, userID, id string, at time.Time) (int64, error) {
-	if id == "" {
-		return s.exec(ctx, `UPDATE notification_recipients SET read_at = $1 WHERE user_id = $2 AND read_at IS NULL`, at, userID)
+	cond, args := ` AND rd.read_at IS NULL`, []any{userID, at}
+	args = append(args, ownArgs(userID)...)
+	if id != "" {
+		cond += ` AND m.id = ?`
+		args = append(args, id)
 	}
-	// The message's time completes the recipient row's key.
-	return s.exec(ctx, `UPDATE notification_recipients SET read_at = $1
-		WHERE user_id = $2 AND created_at = (SELECT created_at FROM notification_messages WHERE id = $3) AND message_id = $3
-		AND read_at IS NULL`, at, userID, id)
+	// Postgres needs the types of the two values the SELECT list takes;
+	// SQLite would turn a TIMESTAMP cast of a time into a number.
+	when := `?`
+	if s.db.Dialect() == db.Postgres {
+		when = `CAST(? AS TIMESTAMP)`
+	}
+	res := s.conn(ctx).Exec(`INSERT INTO notification_reads (user_id, message_id, read_at, created_at)
+		SELECT CAST(? AS VARCHAR(36)), v.id, `+when+`, v.created_at FROM (`+own+cond+`) AS v WHERE true ON CONFLICT DO NOTHING`, args...)
+	return res.RowsAffected, res.Error
 }
 
 // messages reads messages by id, a chunk of ids per query, as unread
@@ -139,21 +215,17 @@ func (s *store) messages(ctx context.Context, ids []string) (map[string]Notifica
 
 // newest is the latest notification of the user, nil when there is none.
 func (s *store) newest(ctx context.Context, userID string) (*Notification, error) {
-	var rows []Notification
-	err := s.conn(ctx).Raw(columns+` WHERE r.user_id = ? ORDER BY r.created_at DESC, r.message_id DESC LIMIT 1`, userID).Scan(&rows).Error
+	rows, err := s.owned(ctx, userID, ` ORDER BY m.created_at DESC, m.id DESC LIMIT 1`)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
 	return &rows[0], nil
 }
 
-// since reads the notifications of users created at or after from, oldest
+// since reads the notifications of a user created at or after from, oldest
 // first, at most limit of them.
-func (s *store) since(ctx context.Context, userIDs []string, from time.Time, limit int) ([]Notification, error) {
-	var rows []Notification
-	err := s.conn(ctx).Raw(columns+` WHERE r.user_id IN ? AND r.created_at >= ? ORDER BY r.created_at, r.message_id LIMIT ?`,
-		userIDs, from, limit).Scan(&rows).Error
-	return rows, err
+func (s *store) since(ctx context.Context, userID string, from time.Time, limit int) ([]Notification, error) {
+	return s.owned(ctx, userID, ` AND m.created_at >= ? ORDER BY m.created_at, m.id LIMIT ?`, from, limit)
 }
 
 func (s *store) insertTicket(ctx context.Context, t Ticket) error {
@@ -174,18 +246,21 @@ func (s *store) takeTicket(ctx context.Context, hash string) (*Ticket, error) {
 	return &rows[0], nil
 }
 
-// purge deletes notifications created before cutoff (recipient rows, then
-// the messages) and tickets expired before now. The recipients' delete
-// scans their table: an hourly job does not earn an index that every
-// fan-out would pay for.
+// purge deletes notifications created before cutoff (their recipient
+// rows and read marks, then the messages) and tickets expired before now.
+// Recipient rows and marks are deleted with a scan: an hourly job does not
+// earn an index that every fan-out would pay for. Audiences stay: they are
+// few, and a node may know one as stored.
 func (s *store) purge(ctx context.Context, cutoff, now time.Time) (int64, error) {
 	var n int64
 	err := s.db.InTx(ctx, func(ctx context.Context) error {
-		var err error
-		if n, err = s.exec(ctx, `DELETE FROM notification_recipients WHERE created_at < $1`, cutoff); err != nil {
-			return err
+		for _, t := range []string{"notification_recipients", "notification_reads"} {
+			if _, err := s.exec(ctx, `DELETE FROM `+t+` WHERE created_at < $1`, cutoff); err != nil {
+				return err
+			}
 		}
-		_, err = s.exec(ctx, `DELETE FROM notification_messages WHERE created_at < $1`, cutoff)
+		var err error
+		n, err = s.exec(ctx, `DELETE FROM notification_messages WHERE created_at < $1`, cutoff)
 		return err
 	})
 	if err != nil {
