@@ -476,7 +476,7 @@ func (s *Service) Create(ctx context.Context, p authn.Principal, in CreateReques
 		}
 		e.MaPhieu = fmt.Sprintf("%s/%03d", prefix, seq)
 		e.SearchText = search.Text(e.Title, e.MaPhieu)
-		return s.store.insert(ctx, e)
+		return s.store.create(ctx, e)
 	})
 	if err != nil {
 		return Detail{}, err
