@@ -295,6 +295,24 @@ func (e *env) move(t testing.TB, token, id, to string, want int) {
 }
 
 // schema is the Postgres schema of the instance's DSN.
+// killListeners terminates the LISTEN connections of the nodes on e's
+// schema once want of them are listening: a node's listener connects in
+// the background, so on a loaded machine it may not be there yet.
+func (e *env) killListeners(t testing.TB, want int) {
+	t.Helper()
+	conn := e.app.Kernel.App().DB.Conn(context.Background())
+	const where = `FROM pg_stat_activity WHERE application_name = 'contractflow-notify' AND query LIKE ?`
+	pattern := "LISTEN%" + e.schema() + "%"
+	eventually(t, fmt.Sprintf("%d listeners", want), func() bool {
+		var n int
+		return conn.Raw(`SELECT count(*) `+where, pattern).Scan(&n).Error == nil && n == want
+	})
+	var killed []bool
+	if err := conn.Raw(`SELECT pg_terminate_backend(pid) `+where, pattern).Scan(&killed).Error; err != nil || len(killed) != want {
+		t.Fatalf("killed %v listeners, want %d: %v", killed, want, err)
+	}
+}
+
 func (e *env) schema() string {
 	dsn := e.app.Kernel.App().Config.Database.DSN
 	u, err := url.Parse(dsn)
