@@ -395,7 +395,11 @@ func TestGracefulShutdown(t *testing.T) {
 		resp.Body.Close()
 		inflight <- result{status: resp.StatusCode}
 	}()
-	time.Sleep(100 * time.Millisecond) // the slow request is now in flight
+	for deadline := time.Now().Add(10 * time.Second); tm.widgets.slow.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow request never reached its handler")
+		}
+	}
 	cancel()
 
 	if r := <-inflight; r.err != nil || r.status != 200 {

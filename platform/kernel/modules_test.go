@@ -59,6 +59,7 @@ type widgets struct {
 	rec   *recorder
 	app   *kernel.App
 	ticks atomic.Int64
+	slow  atomic.Int64 // slow requests begun
 }
 
 var (
@@ -158,6 +159,7 @@ func (w *widgets) Routes(r *httpx.Routes) {
 		return errors.New("dial tcp 10.0.0.7:5432: secret internal detail")
 	})
 	r.Get("/api/widgets/slow", httpx.Public, func(c *fiber.Ctx) error {
+		w.slow.Add(1)
 		time.Sleep(300 * time.Millisecond)
 		return c.JSON(fiber.Map{"count": 0})
 	})
