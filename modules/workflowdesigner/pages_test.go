@@ -199,7 +199,7 @@ func TestWorkflowPages(t *testing.T) {
 		bad := draftForm(v1.wfDraft)
 		bad.Set("steps.1.slaHours", "abc")
 		r = admin.Post("/admin/workflows/"+v2ID, bad)
-		wantText(t, r, 400, "Phải là số nguyên.")
+		wantText(t, r, 400, "Phải là một số nguyên.")
 		if !strings.Contains(r.Body, `id="f-Steps[1].SlaHours"`) {
 			t.Errorf("the edit form is not shown again")
 		}

@@ -12,13 +12,20 @@ var Languages = []string{"vi", "en"}
 // catalog holds every module's messages: lang → key → text.
 type catalog map[string]map[string]string
 
-func (c catalog) add(lang string, m map[string]string) {
+// add merges m into lang. Keys are shared by every module, so a key that
+// already holds another text is refused: the module registered last would
+// otherwise silently reword the pages of the others.
+func (c catalog) add(lang string, m map[string]string) error {
 	if c[lang] == nil {
 		c[lang] = map[string]string{}
 	}
 	for k, v := range m {
+		if old, ok := c[lang][k]; ok && old != v {
+			return fmt.Errorf("message %q (%s) is already %q, not %q", k, lang, old, v)
+		}
 		c[lang][k] = v
 	}
+	return nil
 }
 
 // text looks key up in lang, then in English, then gives the key itself so

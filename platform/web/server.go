@@ -54,7 +54,7 @@ func New(o Options) *Server {
 	}
 	s := &Server{opts: o, messages: catalog{}, prefs: &prefs{db: o.DB}}
 	for lang, m := range platformMessages {
-		s.messages.add(lang, m)
+		_ = s.messages.add(lang, m) // the first messages: nothing to clash with
 	}
 	var own Pages
 	own.Get("/login", httpx.Public, s.loginForm)
@@ -84,7 +84,9 @@ func (s *Server) Add(module string, p *Pages) error {
 	}
 	s.menus = append(s.menus, p.menus...)
 	for lang, m := range p.messages {
-		s.messages.add(lang, m)
+		if err := s.messages.add(lang, m); err != nil {
+			return fmt.Errorf("module %s: %w", module, err)
+		}
 	}
 	return nil
 }

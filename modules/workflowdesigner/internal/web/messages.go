@@ -112,7 +112,6 @@ var messages = map[string]map[string]string{
 		"wf.flash.assigned":                        "Đã gán quy trình.",
 		"wf.flash.migrated":                        "Đã chuyển các hồ sơ sang phiên bản đích.",
 		"wf.flash.notEditable":                     "Quy trình đã ban hành không sửa được; hãy tạo phiên bản mới từ nó.",
-		"field.Must be a whole number.":            "Phải là số nguyên.",
 		"wf.problem.no_name":                       "Quy trình chưa có tên",
 		"wf.problem.unknown_phase":                 "Giai đoạn không thuộc loại hồ sơ này",
 		"wf.problem.duplicate_step":                "Giai đoạn bị khai báo hai lần",
