@@ -1,7 +1,6 @@
 package procurement_test
 
 import (
-	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -21,28 +20,6 @@ func (e *env) signedIn(t *testing.T, base, role string) *webtest.Client {
 	return c
 }
 
-// wantPage fails unless r has status and its visible text holds every word.
-func wantPage(t *testing.T, r *webtest.Response, status int, words ...string) {
-	t.Helper()
-	text := webtest.Text(r.Body)
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, text)
-	}
-	for _, w := range words {
-		if !strings.Contains(text, w) {
-			t.Fatalf("page lacks %q: %s", w, text)
-		}
-	}
-}
-
-// wantRedirect fails unless r is a 303 to a path starting with to.
-func wantRedirect(t *testing.T, r *webtest.Response, to string) {
-	t.Helper()
-	if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, to) {
-		t.Fatalf("want 303 to %s, got %d → %q: %s", to, r.Status, r.Location, webtest.Text(r.Body))
-	}
-}
-
 var evaluationAddress = regexp.MustCompile(`^/purchase-evaluations/([0-9a-f-]{36})$`)
 
 // The pages apply the API's rules: sign-in, the permission, the
@@ -53,11 +30,11 @@ func TestEvaluationPagesAccess(t *testing.T) {
 		v := e.ready(t, "A") // Procurement's draft
 
 		anon := webtest.NewClient(t, base)
-		wantRedirect(t, anon.Get("/purchase-evaluations/"+v.ID), "/login?next="+url.QueryEscape("/purchase-evaluations/"+v.ID))
+		webtest.WantRedirect(t, anon.Get("/purchase-evaluations/"+v.ID), "/login?next="+url.QueryEscape("/purchase-evaluations/"+v.ID))
 
 		// Without PurchaseEvaluations.Read: the 403 page, and no menu entry.
 		hr := e.signedIn(t, base, "HrAdmin")
-		wantPage(t, hr.Get("/purchase-evaluations"), 403, "Không được phép")
+		webtest.WantPage(t, hr.Get("/purchase-evaluations"), 403, "Không được phép")
 		if home := hr.Get("/"); strings.Contains(home.Body, `href="/purchase-evaluations"`) {
 			t.Error("the menu offers purchase evaluations to a user who cannot read them")
 		}
@@ -65,27 +42,27 @@ func TestEvaluationPagesAccess(t *testing.T) {
 		// A drafter may read evaluations, but not Procurement's draft: the
 		// page hides it as the API does (403), and the list leaves it out.
 		drafter := e.signedIn(t, base, "Drafter")
-		wantPage(t, drafter.Get("/purchase-evaluations/"+v.ID), 403, "Không được phép")
+		webtest.WantPage(t, drafter.Get("/purchase-evaluations/"+v.ID), 403, "Không được phép")
 		list := drafter.Get("/purchase-evaluations")
-		wantPage(t, list, 200, "Đánh giá mua hàng")
+		webtest.WantPage(t, list, 200, "Đánh giá mua hàng")
 		if strings.Contains(list.Body, v.ID) {
 			t.Error("the drafter's list shows Procurement's draft")
 		}
 		if !strings.Contains(list.Body, `href="/purchase-evaluations"`) {
 			t.Error("no menu entry for a reader")
 		}
-		wantPage(t, drafter.Get("/purchase-evaluations/not-an-id"), 404)
+		webtest.WantPage(t, drafter.Get("/purchase-evaluations/not-an-id"), 404)
 
 		proc := e.signedIn(t, base, "Procurement")
 		page := proc.Get("/purchase-evaluations/" + v.ID)
-		wantPage(t, page, 200, v.MaPhieu, "Đang soạn thảo", "Giá thấp nhất", "Được chọn", "1.000.000 ₫")
+		webtest.WantPage(t, page, 200, v.MaPhieu, "Đang soạn thảo", "Giá thấp nhất", "Được chọn", "1.000.000 ₫")
 
 		// A form without the CSRF token, or from another site: 403 before anything runs.
 		r := proc.Post("/purchase-evaluations/"+v.ID+"/transitions", url.Values{"csrf_token": {""}, "toPhase": {ChoDuAn}})
-		wantPage(t, r, 403)
+		webtest.WantPage(t, r, 403)
 		r = proc.Do("POST", "/purchase-evaluations/"+v.ID+"/transitions", strings.NewReader("toPhase=ChoDuAn&csrf_token="+proc.CSRF()),
 			map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"})
-		wantPage(t, r, 403)
+		webtest.WantPage(t, r, 403)
 		if got := e.get(t, e.token("Procurement"), v.ID); got.Phase != DangSoanThao {
 			t.Fatalf("a refused form moved the evaluation to %s", got.Phase)
 		}
@@ -93,17 +70,17 @@ func TestEvaluationPagesAccess(t *testing.T) {
 		// A problem from the service in words, next to its field.
 		v = e.quote(t, e.token("Procurement"), v.ID, e.suppliers[1], 5000000)
 		r = proc.Post("/purchase-evaluations/"+v.ID+"/winner", url.Values{"quotationId": {v.Quotations[1].ID}})
-		wantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Báo giá được chọn không phải giá thấp nhất; hãy nêu lý do.")
+		webtest.WantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Báo giá được chọn không phải giá thấp nhất; hãy nêu lý do.")
 		if !strings.Contains(r.Body, `href="#f-Reason"`) || strings.Contains(r.Body, `"code"`) {
 			t.Errorf("the problem does not link its field or shows JSON: %s", r.Body)
 		}
 		// Typed words that match no supplier, and an amount that is not one.
 		r = proc.Post("/purchase-evaluations/"+v.ID+"/quotations", url.Values{"supplier": {"không có ai"}, "amount": {"mười"}})
-		wantPage(t, r, 400, "Không tìm thấy; hãy nhập mã hoặc một phần tên.", "Phải là một số tiền")
+		webtest.WantPage(t, r, 400, "Không tìm thấy; hãy nhập mã hoặc một phần tên.", "Phải là một số tiền")
 
 		// English on request.
 		proc.Post("/language", url.Values{"lang": {"en"}})
-		wantPage(t, proc.Get("/purchase-evaluations/"+v.ID), 200, "Drafting", "Cheapest", "Quotations side by side")
+		webtest.WantPage(t, proc.Get("/purchase-evaluations/"+v.ID), 200, "Drafting", "Cheapest", "Quotations side by side")
 	})
 }
 
@@ -114,11 +91,11 @@ func TestEvaluationPageStaleMove(t *testing.T) {
 		base := webtest.Serve(t, e.app)
 		v := e.ready(t, "A")
 		proc := e.signedIn(t, base, "Procurement")
-		wantPage(t, proc.Get("/purchase-evaluations/"+v.ID), 200, "Đang soạn thảo", "Chuyển: Chờ dự án duyệt")
+		webtest.WantPage(t, proc.Get("/purchase-evaluations/"+v.ID), 200, "Đang soạn thảo", "Chuyển: Chờ dự án duyệt")
 		e.mustMove(t, e.admin, v.ID, ChoDuAn, "") // meanwhile
 
 		r := proc.Post("/purchase-evaluations/"+v.ID+"/transitions", url.Values{"toPhase": {ChoDuAn}, "version": {strconv.Itoa(v.Version)}})
-		wantPage(t, r, 409, "Có người khác vừa thay đổi hồ sơ này", "Chờ dự án duyệt")
+		webtest.WantPage(t, r, 409, "Có người khác vừa thay đổi hồ sơ này", "Chờ dự án duyệt")
 		if strings.Contains(r.Body, `data-move="ChoDuAn"`) {
 			t.Error("the stale page still offers the move")
 		}
@@ -127,7 +104,7 @@ func TestEvaluationPageStaleMove(t *testing.T) {
 		v = e.get(t, e.admin, v.ID)
 		dir := e.signedIn(t, base, "Director")
 		r = dir.Post("/purchase-evaluations/"+v.ID+"/transitions", url.Values{"toPhase": {DangSoanThao}, "version": {strconv.Itoa(v.Version)}})
-		wantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.")
+		webtest.WantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.")
 		if !strings.Contains(r.Body, `href="#f-Comment"`) {
 			t.Errorf("the missing comment is not linked to its field: %s", webtest.Text(r.Body))
 		}
@@ -145,13 +122,13 @@ func TestEvaluationPageEdit(t *testing.T) {
 		proc := e.signedIn(t, base, "Procurement")
 		page := "/purchase-evaluations/" + v.ID
 		form := proc.Get(page + "/edit")
-		wantPage(t, form, 200, "Sửa đánh giá mua hàng")
+		webtest.WantPage(t, form, 200, "Sửa đánh giá mua hàng")
 		if !strings.Contains(form.Body, `value="Mua gạch"`) || !strings.Contains(form.Body, `value="DA001"`) || !strings.Contains(form.Body, `value="120000000"`) {
 			t.Fatalf("edit form not filled: %s", form.Body)
 		}
 		edit := url.Values{"title": {"Mua gạch đặc"}, "project": {"DA001"}, "estimatedValue": {"150.000.000"}, "category": {"Material"},
 			"policy": {v.Policy}, "version": {strconv.Itoa(v.Version)}}
-		wantRedirect(t, proc.Post(page, edit), page)
+		webtest.WantRedirect(t, proc.Post(page, edit), page)
 		got := e.get(t, e.token("Procurement"), v.ID)
 		if got.Title != "Mua gạch đặc" || got.EstimatedValue != "150000000" || len(got.PaymentTerms) != 2 {
 			t.Fatalf("after the edit: %+v", got)
@@ -159,12 +136,12 @@ func TestEvaluationPageEdit(t *testing.T) {
 		// The same form again: its version is stale.
 		edit.Set("title", "Mua gạch rỗng")
 		r := proc.Post(page, edit)
-		wantPage(t, r, 409, "Có người khác vừa thay đổi hồ sơ này")
+		webtest.WantPage(t, r, 409, "Có người khác vừa thay đổi hồ sơ này")
 		if !strings.Contains(r.Body, `value="Mua gạch đặc"`) {
 			t.Errorf("the stale form does not show the current title: %s", webtest.Text(r.Body))
 		}
 		// Not the creator: the API's 403.
-		wantPage(t, e.signedIn(t, base, "Drafter").Get(page+"/edit"), 403)
+		webtest.WantPage(t, e.signedIn(t, base, "Drafter").Get(page+"/edit"), 403)
 	})
 }
 
@@ -174,20 +151,20 @@ func TestEvaluationPagesPolicyB(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		base := webtest.Serve(t, e.app)
 		proc := e.signedIn(t, base, "Procurement")
-		wantPage(t, proc.Get("/purchase-evaluations/new"), 200, "Đánh giá mua hàng mới")
+		webtest.WantPage(t, proc.Get("/purchase-evaluations/new"), 200, "Đánh giá mua hàng mới")
 		r := proc.Post("/purchase-evaluations", url.Values{"title": {"Mua cáp điện"}, "project": {"DA001"},
 			"estimatedValue": {"1.250.000.000"}, "category": {"Material"}})
-		wantRedirect(t, r, "/purchase-evaluations/")
+		webtest.WantRedirect(t, r, "/purchase-evaluations/")
 		m := evaluationAddress.FindStringSubmatch(r.Location)
 		if m == nil {
 			t.Fatalf("created at %q", r.Location)
 		}
 		id, page := m[1], r.Location
-		wantPage(t, proc.Get(page), 200, "Đã tạo đánh giá.", "B (5 bước duyệt)", "1.250.000.000 ₫")
+		webtest.WantPage(t, proc.Get(page), 200, "Đã tạo đánh giá.", "B (5 bước duyệt)", "1.250.000.000 ₫")
 
 		for i, amount := range []string{"900.000.000", "850.000.000", "1.100.000.000"} {
 			r = proc.Post(page+"/quotations", url.Values{"supplier": {"NCC-" + string(rune('A'+i))}, "amount": {amount}, "deliveryDays": {"30"}})
-			wantRedirect(t, r, page)
+			webtest.WantRedirect(t, r, page)
 		}
 		v := e.get(t, e.token("Procurement"), id)
 		if len(v.Quotations) != 3 || v.Quotations[0].Amount != "850000000" {
@@ -198,17 +175,17 @@ func TestEvaluationPagesPolicyB(t *testing.T) {
 		if !strings.Contains(edit.Body, `value="1100000000"`) {
 			t.Fatalf("edit form not filled: %s", webtest.Text(edit.Body))
 		}
-		wantRedirect(t, proc.Post(page+"/quotations/"+v.Quotations[2].ID, url.Values{"supplier": {v.Quotations[2].SupplierID},
+		webtest.WantRedirect(t, proc.Post(page+"/quotations/"+v.Quotations[2].ID, url.Values{"supplier": {v.Quotations[2].SupplierID},
 			"amount": {"1.000.000.000"}, "warrantyMonths": {"24"}}), page)
-		wantRedirect(t, proc.Post(page+"/winner", url.Values{"quotationId": {v.Quotations[1].ID}, "reason": {"Giao hàng nhanh hơn."}}), page)
-		wantPage(t, proc.Get(page), 200, "Nhà cung cấp được chọn:", "Giao hàng nhanh hơn.")
+		webtest.WantRedirect(t, proc.Post(page+"/winner", url.Values{"quotationId": {v.Quotations[1].ID}, "reason": {"Giao hàng nhanh hơn."}}), page)
+		webtest.WantPage(t, proc.Get(page), 200, "Nhà cung cấp được chọn:", "Giao hàng nhanh hơn.")
 
 		// move makes a move as c's user: back to the evaluation, or to the
 		// inbox when the move took it out of the user's sight.
 		move := func(c *webtest.Client, to string, back string) {
 			t.Helper()
 			v := e.get(t, e.admin, id)
-			wantRedirect(t, c.Post(page+"/transitions", url.Values{"toPhase": {to}, "version": {strconv.Itoa(v.Version)}}), back)
+			webtest.WantRedirect(t, c.Post(page+"/transitions", url.Values{"toPhase": {to}, "version": {strconv.Itoa(v.Version)}}), back)
 			if got := e.get(t, e.admin, id); got.Phase != to {
 				t.Fatalf("phase %s, want %s", got.Phase, to)
 			}
@@ -219,28 +196,28 @@ func TestEvaluationPagesPolicyB(t *testing.T) {
 
 		// Without the opinions the move is refused in words.
 		r = proc.Post(page+"/transitions", url.Values{"toPhase": {ChoCCMKiemTra}})
-		wantPage(t, r, 409, "Còn thiếu ý kiến của các bộ phận.")
+		webtest.WantPage(t, r, 409, "Còn thiếu ý kiến của các bộ phận.")
 		for role, kind := range map[string]string{"Procurement": "PRO", "CostControl": "CCM", "Finance": "FIN"} {
 			c := e.signedIn(t, base, role)
-			wantRedirect(t, c.Post(page+"/opinions", url.Values{"kind": {kind}, "verdict": {"Agree"}, "comment": {"Ý kiến " + kind}}), page)
+			webtest.WantRedirect(t, c.Post(page+"/opinions", url.Values{"kind": {kind}, "verdict": {"Agree"}, "comment": {"Ý kiến " + kind}}), page)
 		}
-		wantPage(t, proc.Get(page), 200, "Kiểm soát chi phí (CCM)", "Đồng ý", "Ý kiến FIN")
+		webtest.WantPage(t, proc.Get(page), 200, "Kiểm soát chi phí (CCM)", "Đồng ý", "Ý kiến FIN")
 		move(proc, ChoCCMKiemTra, page)
 		move(e.signedIn(t, base, "CostControl"), ChoCEODuyetNCC, inbox)
 		move(e.signedIn(t, base, "Director"), DaDuyet, inbox)
 
-		wantRedirect(t, proc.Post(page+"/contract", url.Values{"contractType": {"Supply"}}), page)
+		webtest.WantRedirect(t, proc.Post(page+"/contract", url.Values{"contractType": {"Supply"}}), page)
 		v = e.get(t, e.token("Procurement"), id)
 		if v.ContractID == nil {
 			t.Fatal("no contract")
 		}
 		after := proc.Get(page)
-		wantPage(t, after, 200, "Đã tạo hợp đồng từ đánh giá này.", "Đã duyệt", "Xem hợp đồng")
+		webtest.WantPage(t, after, 200, "Đã tạo hợp đồng từ đánh giá này.", "Đã duyệt", "Xem hợp đồng")
 		if !strings.Contains(after.Body, `href="/contracts/`+*v.ContractID+`"`) {
 			t.Error("no link to the contract")
 		}
 		// Once only: the second form answers in words.
-		wantPage(t, proc.Post(page+"/contract", url.Values{"contractType": {"Supply"}}), 409, "Có người khác vừa thay đổi hồ sơ này")
+		webtest.WantPage(t, proc.Post(page+"/contract", url.Values{"contractType": {"Supply"}}), 409, "Có người khác vừa thay đổi hồ sơ này")
 	})
 }
 
@@ -253,7 +230,7 @@ func TestEvaluationPagesDisabled(t *testing.T) {
 		c := webtest.NewClient(t, base)
 		c.SignIn(identitytest.AdminEmail, identitytest.AdminPassword)
 		for _, p := range []string{"/purchase-evaluations", "/purchase-evaluations/new"} {
-			wantPage(t, c.Get(p), 404)
+			webtest.WantPage(t, c.Get(p), 404)
 		}
 		if home := c.Get("/"); strings.Contains(home.Body, `href="/purchase-evaluations"`) {
 			t.Error("the menu links a disabled module")

@@ -113,19 +113,6 @@ func wellFormedSVG(t *testing.T, body, id string) string {
 	}
 }
 
-func wantText(t *testing.T, r *webtest.Response, status int, words ...string) {
-	t.Helper()
-	text := webtest.Text(r.Body)
-	if r.Status != status {
-		t.Fatalf("status %d, want %d: %s", r.Status, status, text)
-	}
-	for _, w := range words {
-		if !strings.Contains(text, w) {
-			t.Errorf("page lacks %q: %s", w, text)
-		}
-	}
-}
-
 // TestWorkflowPages drives the workflow administration through its pages:
 // access, CSRF, the drawing, a draft from the published contract workflow,
 // validation problems in words, publish, assignments and the in-flight
@@ -142,8 +129,8 @@ func TestWorkflowPages(t *testing.T) {
 		_, email, _ := identitytest.NewUser(t, w.app, identity.RoleDrafter)
 		drafter := webtest.NewClient(t, w.base)
 		drafter.SignIn(email, identitytest.Password)
-		wantText(t, drafter.Get("/admin/workflows"), http.StatusForbidden, "Không được phép")
-		wantText(t, drafter.Post("/admin/workflows/"+v1.ID+"/publish", nil), http.StatusForbidden, "Không được phép")
+		webtest.WantPage(t, drafter.Get("/admin/workflows"), http.StatusForbidden, "Không được phép")
+		webtest.WantPage(t, drafter.Post("/admin/workflows/"+v1.ID+"/publish", nil), http.StatusForbidden, "Không được phép")
 		if strings.Contains(drafter.Get("/").Body, `href="/admin/workflows"`) {
 			t.Errorf("a Drafter's menu links to the workflows")
 		}
@@ -151,14 +138,14 @@ func TestWorkflowPages(t *testing.T) {
 		admin := webtest.NewClient(t, w.base)
 		admin.SignIn(identitytest.AdminEmail, identitytest.AdminPassword)
 		list := admin.Get("/admin/workflows")
-		wantText(t, list, 200, "Quy trình duyệt", "contract-default", "Đã ban hành", "Hợp đồng")
+		webtest.WantPage(t, list, 200, "Quy trình duyệt", "contract-default", "Đã ban hành", "Hợp đồng")
 		if !strings.Contains(list.Body, `href="/admin/workflows"`) || !strings.Contains(list.Body, `href="/admin/workflows/`+v1.ID+`"`) {
 			t.Fatalf("list lacks the menu entry or the definition's link")
 		}
 
 		// The drawing: one box per step, one arrow per move, valid XML.
 		detail := admin.Get("/admin/workflows/" + v1.ID)
-		wantText(t, detail, 200, "Sơ đồ các bước", "Đang soạn thảo", "Đang trình ký", "Từ chối", "Trả lại")
+		webtest.WantPage(t, detail, 200, "Sơ đồ các bước", "Đang soạn thảo", "Đang trình ký", "Từ chối", "Trả lại")
 		svg := wellFormedSVG(t, detail.Body, "wf-drawing")
 		if n := strings.Count(svg, `<g class="step`); n != len(v1.Steps) {
 			t.Errorf("drawing has %d steps, want %d", n, len(v1.Steps))
@@ -178,7 +165,7 @@ func TestWorkflowPages(t *testing.T) {
 
 		// A refused draft is shown on the form, next to the field, in words.
 		r := admin.Post("/admin/workflows", url.Values{"documentKind": {"contract"}, "key": {"bad key!"}, "name": {""}})
-		wantText(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Bắt buộc nhập.")
+		webtest.WantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Bắt buộc nhập.")
 		if !regexp.MustCompile(`id="f-Key"[\s\S]*?class="field-error"`).MatchString(r.Body) {
 			t.Errorf("the key's problem is not next to its field")
 		}
@@ -190,8 +177,8 @@ func TestWorkflowPages(t *testing.T) {
 			t.Fatalf("create draft: %d %s", r.Status, webtest.Text(r.Body))
 		}
 		v2ID := strings.TrimPrefix(r.Location, "/admin/workflows/")
-		wantText(t, admin.Get(r.Location), 200, "Đã tạo bản nháp.", "contract-default v2", "Bản nháp")
-		wantText(t, admin.Get(r.Location+"/edit"), 200, "Sửa bản nháp quy trình", "Đang kiểm tra CCM")
+		webtest.WantPage(t, admin.Get(r.Location), 200, "Đã tạo bản nháp.", "contract-default v2", "Bản nháp")
+		webtest.WantPage(t, admin.Get(r.Location+"/edit"), 200, "Sửa bản nháp quy trình", "Đang kiểm tra CCM")
 
 		// Edits the form cannot read, then rules the draft breaks.
 		good := draftForm(v1.wfDraft)
@@ -199,7 +186,7 @@ func TestWorkflowPages(t *testing.T) {
 		bad := draftForm(v1.wfDraft)
 		bad.Set("steps.1.slaHours", "abc")
 		r = admin.Post("/admin/workflows/"+v2ID, bad)
-		wantText(t, r, 400, "Phải là một số nguyên.")
+		webtest.WantPage(t, r, 400, "Phải là một số nguyên.")
 		if !strings.Contains(r.Body, `id="f-Steps[1].SlaHours"`) {
 			t.Errorf("the edit form is not shown again")
 		}
@@ -214,11 +201,11 @@ func TestWorkflowPages(t *testing.T) {
 			t.Fatalf("save a draft that breaks rules: %d %s", r.Status, webtest.Text(r.Body))
 		}
 		r = admin.Post("/admin/workflows/"+v2ID+"/validate", nil)
-		wantText(t, r, 200, "Quy trình còn 2 lỗi", "Số giờ SLA phải lớn hơn 0", "bad_sla", "bước Đang đàm phán",
+		webtest.WantPage(t, r, 200, "Quy trình còn 2 lỗi", "Số giờ SLA phải lớn hơn 0", "bad_sla", "bước Đang đàm phán",
 			"Vai trò không tồn tại", "unknown_role", "bước chuyển Đang góp ý → Đang soạn thảo")
 		wellFormedSVG(t, r.Body, "wf-drawing")
 		r = admin.Post("/admin/workflows/"+v2ID+"/publish", nil)
-		wantText(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Số giờ SLA phải lớn hơn 0", "Vai trò không tồn tại")
+		webtest.WantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Số giờ SLA phải lớn hơn 0", "Vai trò không tồn tại")
 		if strings.Contains(r.Body, "SLA hours must be above zero</a>") {
 			t.Errorf("publish's refusal repeats the field messages")
 		}
@@ -227,12 +214,12 @@ func TestWorkflowPages(t *testing.T) {
 		if r := admin.Post("/admin/workflows/"+v2ID, good); r.Status != http.StatusSeeOther {
 			t.Fatalf("save: %d %s", r.Status, webtest.Text(r.Body))
 		}
-		wantText(t, admin.Post("/admin/workflows/"+v2ID+"/validate", nil), 200, "Quy trình hợp lệ")
+		webtest.WantPage(t, admin.Post("/admin/workflows/"+v2ID+"/validate", nil), 200, "Quy trình hợp lệ")
 		if r := admin.Post("/admin/workflows/"+v2ID+"/publish", nil); r.Status != http.StatusSeeOther {
 			t.Fatalf("publish: %d %s", r.Status, webtest.Text(r.Body))
 		}
-		wantText(t, admin.Get("/admin/workflows/"+v2ID), 200, "Đã ban hành quy trình.", "Đã ban hành")
-		wantText(t, admin.Post("/admin/workflows/"+v2ID+"/publish", nil), http.StatusConflict, "Hồ sơ không còn sửa được")
+		webtest.WantPage(t, admin.Get("/admin/workflows/"+v2ID), 200, "Đã ban hành quy trình.", "Đã ban hành")
+		webtest.WantPage(t, admin.Post("/admin/workflows/"+v2ID+"/publish", nil), http.StatusConflict, "Hồ sơ không còn sửa được")
 		if r := admin.Get("/admin/workflows/" + v2ID + "/edit"); r.Status != http.StatusSeeOther {
 			t.Errorf("edit a published workflow: %d", r.Status)
 		}
@@ -251,16 +238,16 @@ func TestWorkflowPages(t *testing.T) {
 		w.api(t, "POST", "/api/contracts/"+ids[1]+"/transitions", map[string]any{"toPhase": "DangDamPhan"}, 200, nil)
 
 		// The dry run shows the plan and changes nothing; the migration moves them.
-		wantText(t, admin.Get("/admin/workflows/"+v1.ID), 200, "2 hồ sơ chưa kết thúc.")
+		webtest.WantPage(t, admin.Get("/admin/workflows/"+v1.ID), 200, "2 hồ sơ chưa kết thúc.")
 		r = admin.Post("/admin/workflows/"+v1.ID+"/migrate", url.Values{"toDefinitionId": {v2ID}, "dryRun": {"true"}})
-		wantText(t, r, 200, "Kết quả chạy thử", "Đang soạn thảo", "Đang đàm phán", "Chuyển 2 hồ sơ")
+		webtest.WantPage(t, r, 200, "Kết quả chạy thử", "Đang soạn thảo", "Đang đàm phán", "Chuyển 2 hồ sơ")
 		var plan struct{ Total int64 }
 		w.api(t, "GET", "/api/workflows/"+v1.ID+"/in-flight", nil, 200, &plan)
 		if plan.Total != 2 {
 			t.Fatalf("after the dry run, %d in flight on v1, want 2", plan.Total)
 		}
 		r = admin.Post("/admin/workflows/"+v1.ID+"/migrate", url.Values{"toDefinitionId": {"not-an-id"}, "dryRun": {"true"}})
-		wantText(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.")
+		webtest.WantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.")
 		if !regexp.MustCompile(`id="f-ToDefinitionId"[\s\S]*?class="field-error"`).MatchString(r.Body) {
 			t.Errorf("the target's problem is not next to its field")
 		}
@@ -268,14 +255,14 @@ func TestWorkflowPages(t *testing.T) {
 		if r.Status != http.StatusSeeOther {
 			t.Fatalf("migrate: %d %s", r.Status, webtest.Text(r.Body))
 		}
-		wantText(t, admin.Get(r.Location), 200, "Đã chuyển các hồ sơ sang phiên bản đích.", "0 hồ sơ chưa kết thúc.")
+		webtest.WantPage(t, admin.Get(r.Location), 200, "Đã chuyển các hồ sơ sang phiên bản đích.", "0 hồ sơ chưa kết thúc.")
 		w.api(t, "GET", "/api/workflows/"+v2ID+"/in-flight", nil, 200, &plan)
 		if plan.Total != 2 {
 			t.Fatalf("after the migration, %d in flight on v2, want 2", plan.Total)
 		}
 
 		// Assignments: read, change, and a refusal next to its row.
-		wantText(t, admin.Get("/admin/workflows/assignments"), 200, "Hợp đồng thầu phụ", "contract-default v1")
+		webtest.WantPage(t, admin.Get("/admin/workflows/assignments"), 200, "Hợp đồng thầu phụ", "contract-default v1")
 		r = admin.Post("/admin/workflows/assignments", url.Values{"documentType": {"contract.Subcontract"}, "workflowDefinitionId": {v2ID}})
 		if r.Status != http.StatusSeeOther {
 			t.Fatalf("assign: %d %s", r.Status, webtest.Text(r.Body))
@@ -293,7 +280,7 @@ func TestWorkflowPages(t *testing.T) {
 		var draft struct{ ID string }
 		w.api(t, "POST", "/api/workflows", map[string]any{"documentKind": "contract", "key": "contract-default", "name": "v3", "fromId": v2ID}, 201, &draft)
 		r = admin.Post("/admin/workflows/assignments", url.Values{"documentType": {"contract.Service"}, "workflowDefinitionId": {draft.ID}})
-		wantText(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Is a draft; publish it first.")
+		webtest.WantPage(t, r, 400, "Vui lòng sửa các trường bị đánh dấu.", "Is a draft; publish it first.")
 		if !regexp.MustCompile(`id="assign-contract.Service"[\s\S]*?class="field-error"`).MatchString(r.Body) {
 			t.Errorf("the assignment's problem is not on its row")
 		}
@@ -302,7 +289,7 @@ func TestWorkflowPages(t *testing.T) {
 		if r := admin.Post("/admin/workflows/"+draft.ID+"/delete", nil); r.Status != http.StatusSeeOther {
 			t.Fatalf("delete draft: %d", r.Status)
 		}
-		wantText(t, admin.Post("/admin/workflows/"+v1.ID+"/delete", nil), http.StatusConflict, "Hồ sơ không xoá được")
+		webtest.WantPage(t, admin.Post("/admin/workflows/"+v1.ID+"/delete", nil), http.StatusConflict, "Hồ sơ không xoá được")
 		if r := admin.Get("/admin/workflows/" + draft.ID); r.Status != http.StatusNotFound {
 			t.Errorf("deleted draft: %d", r.Status)
 		}

@@ -150,3 +150,25 @@ var (
 func Text(s string) string {
 	return strings.TrimSpace(spaces.ReplaceAllString(stdhtml.UnescapeString(tags.ReplaceAllString(s, " ")), " "))
 }
+
+// WantPage fails t unless r has status and its visible text holds every word.
+func WantPage(t testing.TB, r *Response, status int, words ...string) {
+	t.Helper()
+	text := Text(r.Body)
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, text)
+	}
+	for _, w := range words {
+		if !strings.Contains(text, w) {
+			t.Fatalf("page lacks %q: %s", w, text)
+		}
+	}
+}
+
+// WantRedirect fails t unless r is a 303 to a path starting with to.
+func WantRedirect(t testing.TB, r *Response, to string) {
+	t.Helper()
+	if r.Status != http.StatusSeeOther || !strings.HasPrefix(r.Location, to) {
+		t.Fatalf("want 303 to %s, got %d → %q: %s", to, r.Status, r.Location, Text(r.Body))
+	}
+}
