@@ -16,11 +16,7 @@ import (
 	"github.com/contractflow/contractflow/platform/web/webtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	webtest.CloseBrowser()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { webtest.Main(m) }
 
 // world is one instance with every module, its master data and the users
 // of the contract workflow, each signed in in a browser window of their own.

@@ -3,7 +3,6 @@ package identity_test
 import (
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -272,11 +271,7 @@ func TestWebMenuFollowsPermissionsAndLanguage(t *testing.T) {
 	})
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	webtest.CloseBrowser()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { webtest.Main(m) }
 
 // TestWebBrowserSignIn signs in and out in a real browser (SQLite only: the
 // browser exercises the pages, the engines are covered by the HTTP tests).

@@ -1,7 +1,6 @@
 package procurement_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -11,11 +10,7 @@ import (
 	"github.com/contractflow/contractflow/platform/web/webtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	webtest.CloseBrowser()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { webtest.Main(m) }
 
 // A purchase evaluation from quotation to contract in headless Chromium,
 // as the users each step needs: Procurement drafts it, quotes two

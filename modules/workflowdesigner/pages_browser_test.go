@@ -1,7 +1,6 @@
 package workflowdesigner_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -11,11 +10,7 @@ import (
 	"github.com/contractflow/contractflow/platform/web/webtest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	webtest.CloseBrowser()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { webtest.Main(m) }
 
 // TestWorkflowAdminInBrowser: in a real Chromium, an administrator opens the
 // dashboard (its charts render, the export downloads), then creates a draft from the published

@@ -76,6 +76,14 @@ func startBrowser() {
 	browserCancel = func() { cancelCtx(); cancelAlloc() }
 }
 
+// Main runs a package's tests and then stops the shared Chromium: a
+// package with browser tests calls it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	CloseBrowser()
+	os.Exit(code)
+}
+
 // CloseBrowser stops the shared Chromium, if it was started.
 func CloseBrowser() {
 	if browserCancel != nil {
