@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -40,6 +41,7 @@ type options struct {
 	set      settings
 	scale    string
 	sweep    string
+	only     *regexp.Regexp // scenarios to run; nil: all
 }
 
 // settings collects repeated --set key=value flags as CONTRACTFLOW_*
@@ -79,8 +81,17 @@ func main() {
 	fs.StringVar(&o.scale, "scale", "", "run the scale series instead: a fresh SQLite data set per number of contracts, e.g. 10000,100000,300000; each runs the inbox, list, detail, dashboard and transition, and the size nearest 100 000 the client sweep; writes the doc's scale section")
 	fs.StringVar(&o.sweep, "sweep", "1,8,32", "with --scale: client counts of the transition and inbox sweep ('' for none)")
 	fs.StringVar(&o.pprof, "pprof", "", "profile: run the server inside this process and write a CPU profile and allocation snapshots per scenario to this folder (RSS figures are then the harness's; docs are not written)")
+	only := fs.String("only", "", "run only the scenarios whose name matches this regular expression (e.g. 'detail|inbox'); docs are not written")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
+	}
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cfbench: --only:", err)
+			os.Exit(2)
+		}
+		o.only, o.doc = re, "" // a partial run does not replace the doc's section
 	}
 	if o.limits.Clients < 1 || o.limits.Duration <= 0 || o.limits.MaxOps < 1 || o.sizes.Contracts < 100 ||
 		o.sizes.Users < 2*len(roleShare) || o.sizes.Suppliers < 1 || o.sizes.Projects < 1 || o.sizes.Departments < 1 || o.sizes.Evaluations < 0 {
@@ -270,6 +281,9 @@ func run(ctx context.Context, o options) (err error) {
 	rep.Raw[rawFiber] = rf
 	logf("  %s req/s, p99 %s", rate(rf.rate()), ms(rf.pct(.99)))
 	runScenario := func(sc scenario) {
+		if o.only != nil && !o.only.MatchString(sc.name) {
+			return
+		}
 		logf("scenario %s: %d clients, %s", sc.name, sc.limits.Clients, sc.limits.Duration)
 		r := s.measure(ctx, sc)
 		if strings.HasPrefix(sc.name, "export") && r.Ops > 0 {
@@ -286,17 +300,19 @@ func run(ctx context.Context, o options) (err error) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if sc.rawOf == rawHash {
+		if sc.rawOf == rawHash && (o.only == nil || o.only.MatchString(sc.name)) {
 			logf("raw: argon2id hash")
 			rep.Raw[rawHash] = rawHashRun(ctx, o.limits)
 			logf("  %s hashes/s", rate(rep.Raw[rawHash].rate()))
 		}
 		runScenario(sc)
 	}
-	logf("scenario mixed: %d login clients + %d list clients, %s", o.limits.Clients, o.limits.Clients, o.limits.Duration)
-	lg, ls := s.mixed(ctx)
-	rep.HTTP = append(rep.HTTP, lg, ls)
-	logf("  logins %s/s; list %s req/s, p99 %s", rate(lg.rate()), rate(ls.rate()), ms(ls.pct(.99)))
+	if o.only == nil || o.only.MatchString("mixed") {
+		logf("scenario mixed: %d login clients + %d list clients, %s", o.limits.Clients, o.limits.Clients, o.limits.Duration)
+		lg, ls := s.mixed(ctx)
+		rep.HTTP = append(rep.HTTP, lg, ls)
+		logf("  logins %s/s; list %s req/s, p99 %s", rate(lg.rate()), rate(ls.rate()), ms(ls.pct(.99)))
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
