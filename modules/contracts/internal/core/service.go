@@ -228,30 +228,25 @@ func (s *Service) Get(ctx context.Context, p authn.Principal, id string) (Detail
 	return s.detail(ctx, p, c, def)
 }
 
-// detail reads what the detail shows besides the contract row and shapes it.
+// detail reads what the detail shows besides the contract row and shapes it:
+// its approvals, comments and attachments in one query, then the names of
+// everyone they mention, its supplier and its project in one lookup each.
 func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, def *workflowdesigner.Definition) (Detail, error) {
-	approvals, err := s.Workflows.History(ctx, KindName, c.ID)
+	th, err := s.store.thread(ctx, c.ID)
 	if err != nil {
 		return Detail{}, err
 	}
-	comments, err := s.store.comments(ctx, c.ID)
-	if err != nil {
-		return Detail{}, err
-	}
-	attachments, err := s.store.attachments(ctx, c.ID)
-	if err != nil {
-		return Detail{}, err
-	}
-	users := []string{c.DrafterID}
-	for _, a := range approvals {
+	users := make([]string, 0, 1+len(th.approvals)+len(th.comments)+len(th.attachments))
+	users = append(users, c.DrafterID)
+	for _, a := range th.approvals {
 		if a.ApproverUserID != nil {
 			users = append(users, *a.ApproverUserID)
 		}
 	}
-	for _, cm := range comments {
+	for _, cm := range th.comments {
 		users = append(users, cm.AuthorID)
 	}
-	for _, at := range attachments {
+	for _, at := range th.attachments {
 		users = append(users, at.UploadedBy)
 	}
 	names, err := s.Directory.Names(ctx, dedupe(users))
@@ -262,27 +257,25 @@ func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, de
 	if err != nil {
 		return Detail{}, err
 	}
-	var projectIDs []string
+	var projects map[string]masterdata.Ref
 	if c.ProjectID != nil {
-		projectIDs = []string{*c.ProjectID}
-	}
-	projects, err := s.MasterData.Projects(ctx, projectIDs)
-	if err != nil {
-		return Detail{}, err
+		if projects, err = s.MasterData.Projects(ctx, []string{*c.ProjectID}); err != nil {
+			return Detail{}, err
+		}
 	}
 	d := s.shape(p, c, def, summary(c, suppliers, projects, names))
-	d.Approvals = approvals
+	d.Approvals = th.approvals
 	for i, a := range d.Approvals {
 		if a.ApproverUserID != nil {
 			n := names[*a.ApproverUserID]
 			d.Approvals[i].ApproverName = &n
 		}
 	}
-	for _, cm := range comments {
+	for _, cm := range th.comments {
 		d.Comments = append(d.Comments, CommentDTO{ID: cm.ID, Phase: cm.Phase, Content: cm.Content, AuthorID: cm.AuthorID,
 			AuthorName: names[cm.AuthorID], CreatedAt: cm.CreatedAt.UTC()})
 	}
-	for _, at := range attachments {
+	for _, at := range th.attachments {
 		d.Attachments = append(d.Attachments, attachmentDTO(at, names))
 	}
 	return d, nil
