@@ -14,6 +14,7 @@ import (
 	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/identity/identitytest"
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/openapi"
 	"github.com/contractflow/contractflow/platform/testkit"
@@ -1013,4 +1014,55 @@ func TestDesignerOpenAPIMatchesRoutes(t *testing.T) {
 			t.Errorf("%s is not served", op)
 		}
 	}
+}
+
+// TestPublishedListFollowsPublication: the published definitions every
+// scope is built from (kept in memory on SQLite) include a publication as
+// soon as it has returned, and never a draft.
+func TestPublishedListFollowsPublication(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		e := startDesigner(t, driver)
+		ctx := context.Background()
+		ids := func() []string {
+			t.Helper()
+			defs, err := e.kinds.eng.Published(ctx, "widget")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, d := range defs {
+				out = append(out, d.ID)
+			}
+			slices.Sort(out)
+			return out
+		}
+		director := authn.Principal{UserID: "someone", Roles: []string{"Director"}}
+		inScope := func(id string) bool {
+			t.Helper()
+			sc, err := e.kinds.eng.Scope(ctx, "widget", director)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, args := sc.Inbox()
+			return strings.Contains(fmt.Sprint(args), id)
+		}
+		before := ids() // read twice: the second answer may come from memory
+		if again := ids(); !slices.Equal(again, before) || len(before) == 0 {
+			t.Fatalf("published %v, then %v", before, again)
+		}
+		content := validDraft()
+		d := e.draft(t, "widget", "widget-cached", &content)
+		if got := ids(); !slices.Equal(got, before) || inScope(d.ID) {
+			t.Fatalf("a draft is listed as published: %v (before %v)", got, before)
+		}
+		e.must(t, 200, "POST", "/api/workflows/"+d.ID+"/publish", nil)
+		want := append(slices.Clone(before), d.ID)
+		slices.Sort(want)
+		if got := ids(); !slices.Equal(got, want) {
+			t.Fatalf("after publishing %s: published %v, want %v", d.ID, got, want)
+		}
+		if !inScope(d.ID) {
+			t.Fatalf("a Director's inbox scope leaves out the definition just published")
+		}
+	})
 }

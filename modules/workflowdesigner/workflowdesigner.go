@@ -82,6 +82,13 @@ func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Requ
 	return runtime.InboxPage[T](ctx, sc, q, req)
 }
 
+// InboxTotal is the exact total of an inbox whose page req held n rows, for
+// a kind that reads its page itself: a short page settles it, else the
+// counts do (never a count of the documents).
+func InboxTotal(ctx context.Context, sc Scope, req paging.Request, n int) (int64, error) {
+	return runtime.InboxTotal(ctx, sc, req, n)
+}
+
 // ActorOf is who asks for a move; nil is the system.
 func ActorOf(p *authn.Principal) Actor { return runtime.ActorOf(p) }
 

@@ -120,9 +120,42 @@ func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f list
 // most urgent first; Admin's inbox holds every contract that has a deadline.
 func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Contract, int64, error) {
 	cond, args := sc.Inbox()
-	q := s.live(ctx).Where(cond, args...)
+	q := s.live(ctx).Select(summaryColumns).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "contracts.sla_deadline"}}
-	return workflowdesigner.InboxPage[Contract](ctx, sc, q, req)
+	rows, err := scanSummaries(db.Page(q, req))
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := workflowdesigner.InboxTotal(ctx, sc, req, len(rows))
+	return rows, total, err
+}
+
+// summaryColumns are the columns a row of a list or an inbox shows, in the
+// order of scanSummaries.
+const summaryColumns = `contracts.id, contracts.title, contracts.contract_type, contracts.phase, contracts.ma_hop_dong,
+	contracts.value, contracts.currency, contracts.bypass_procurement_and_ccm, contracts.sla_deadline,
+	contracts.supplier_id, contracts.project_id, contracts.drafter_id, contracts.created_at, contracts.version`
+
+// scanSummaries reads the rows of q, which selects summaryColumns, with
+// plain Scan calls: GORM's reflective scan of whole contracts was a third
+// of an inbox's time.
+func scanSummaries(q *gorm.DB) ([]Contract, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Contract{}
+	for rows.Next() {
+		var c Contract
+		if err := rows.Scan(&c.ID, &c.Title, &c.ContractType, &c.Phase, &c.MaHopDong, &c.Value, &c.Currency,
+			&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt,
+			&c.Version); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // contractColumns are the columns get reads, in the order of scanContract:
@@ -204,7 +237,7 @@ type thread struct {
 // time; the kind k sorts them apart again. The columns
 // are shared by position: kind, id, time, user, then per kind
 // approval:   from_phase, to_phase,  decision,     comment
-// comment:    phase,      content,   ”,           ”
+// comment:    phase,      content,   (empty),      (empty)
 // attachment: file_name,  purpose,   content_type, unfilled_placeholders (and size).
 const threadQuery = `SELECT 0 AS k, id, approved_at AS ts, approver_user_id AS who, from_phase AS a, to_phase AS b,
 		decision AS c, comment AS d, 0 AS size FROM contract_approvals WHERE contract_id = ?

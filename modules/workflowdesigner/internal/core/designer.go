@@ -276,6 +276,9 @@ func (d *Designer) Publish(ctx context.Context, by authn.Principal, id string) (
 	var ok bool
 	err = d.svc.db.InTx(ctx, func(ctx context.Context) error {
 		ok, err = d.svc.store.publish(ctx, id, row.Revision, spec, now, byID)
+		if ok {
+			d.svc.published(ctx)
+		}
 		return err
 	})
 	if err != nil {

@@ -27,6 +27,18 @@ type Service struct {
 	// Drafts are never cached: they change until they are published, and
 	// publishing a draft that was never cached leaves nothing stale.
 	cache sync.Map // id → *engine.Definition
+
+	// The published definitions of each kind (every inbox and list asks
+	// for them to build its scope), on SQLite only: there the database
+	// serves one node, so this process sees every publication and forgets
+	// the lists once its transaction commits. Postgres may serve several
+	// nodes, none of which would hear of another's publication, so there
+	// the list is read each time. A load stores its result only when no
+	// publication was forgotten while it ran (gen), so a list read before a
+	// publication never outlives it.
+	pubMu sync.RWMutex
+	pub   map[string][]*engine.Definition
+	gen   uint64
 }
 
 // New returns the service.
@@ -66,8 +78,21 @@ func (s *Service) ForDocumentType(ctx context.Context, documentType string) (*en
 }
 
 // Published returns every published definition of a kind: the ones
-// documents may be pinned to.
+// documents may be pinned to. Callers must not change the slice.
 func (s *Service) Published(ctx context.Context, kind string) ([]*engine.Definition, error) {
+	// Inside a transaction the list may include that transaction's own
+	// uncommitted publication: read it, never store it.
+	cacheable := s.db.Dialect() == db.SQLite && !db.InTransaction(ctx)
+	var gen uint64
+	if cacheable {
+		s.pubMu.RLock()
+		defs, ok := s.pub[kind]
+		gen = s.gen
+		s.pubMu.RUnlock()
+		if ok {
+			return defs, nil
+		}
+	}
 	ids, err := s.store.publishedIDs(ctx, kind)
 	if err != nil {
 		return nil, err
@@ -80,7 +105,30 @@ func (s *Service) Published(ctx context.Context, kind string) ([]*engine.Definit
 		}
 		out = append(out, d)
 	}
+	if cacheable {
+		s.pubMu.Lock()
+		if s.gen == gen {
+			if s.pub == nil {
+				s.pub = map[string][]*engine.Definition{}
+			}
+			s.pub[kind] = out
+		}
+		s.pubMu.Unlock()
+	}
 	return out, nil
+}
+
+// published is called by every write that makes a definition published,
+// inside its transaction: the cached lists are forgotten once it commits
+// (before the write returns to its caller), and a rolled-back publication
+// changes nothing.
+func (s *Service) published(ctx context.Context) {
+	db.AfterCommit(ctx, func() {
+		s.pubMu.Lock()
+		s.gen++
+		clear(s.pub)
+		s.pubMu.Unlock()
+	})
 }
 
 // Seed creates each kind's default definitions as published version 1
@@ -113,6 +161,7 @@ func (s *Service) seedDefault(ctx context.Context, k engine.Kind, def engine.Def
 		if err := s.store.insert(ctx, *row, def.Spec); err != nil {
 			return err
 		}
+		s.published(ctx)
 	case err != nil:
 		return err
 	}
