@@ -23,7 +23,10 @@ Commands:
   serve              start the HTTP service (default)
   migrate up         apply pending database migrations
   migrate status     list migrations and when they were applied
-  seed               apply migrations and run every enabled module's seed step
+  seed [--demo-size N]
+                     apply migrations and run every enabled module's seed step; with
+                     --demo-size, load a bulk demo data set of N contracts (and derived
+                     users, master data, evaluations, budgets); see seed --help
   config             print the effective configuration, each value's source, secrets masked
   backup --to FILE   write one archive of the SQLite database and the stored files, with
                      a checksum manifest, while the service runs
@@ -136,6 +139,8 @@ func Run(ctx context.Context, opts kernel.Options, args []string, out io.Writer)
 			return backupCommand(ctx, opts, args[1:], out)
 		case "restore":
 			return restoreCommand(opts, args[1:], out)
+		case "seed":
+			return seedCommand(ctx, opts, args[1:], out)
 		}
 	}
 	switch strings.Join(args, " ") {
@@ -187,20 +192,6 @@ func Run(ctx context.Context, opts kernel.Options, args []string, out io.Writer)
 				fmt.Fprintf(tw, "%s\t%04d\t%s\t%s\n", s.Module, s.Version, s.Name, at)
 			}
 			return tw.Flush()
-		})
-	case "seed":
-		return withKernel(opts, func(k *kernel.Kernel) error {
-			if _, err := k.Migrate(ctx); err != nil {
-				return err
-			}
-			if err := k.Provision(ctx); err != nil {
-				return err
-			}
-			if err := k.Seed(ctx); err != nil {
-				return err
-			}
-			fmt.Fprintln(out, "seeded modules:", strings.Join(k.Enabled(), ", "))
-			return nil
 		})
 	}
 	return runModuleCommand(ctx, opts, args, out)
