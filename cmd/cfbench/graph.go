@@ -44,9 +44,10 @@ type graphMove struct {
 // bypassFact is the contract kind's guard fact of the bypass moves.
 const bypassFact = "bypassProcurementAndCCM"
 
-// fetchGraph reads the published definition assigned to the contract
-// types (the first type that has one) as the administrator.
-func fetchGraph(ctx context.Context, c *client) (*graph, error) {
+// fetchGraph reads the published definition assigned to the first
+// document type starting with docType ("contract." for the contract types,
+// "purchaseEvaluation.A" for policy A) as the administrator.
+func fetchGraph(ctx context.Context, c *client, docType string) (*graph, error) {
 	var login struct{ AccessToken string }
 	if err := c.call(ctx, http.MethodPost, "/api/auth/login", "", mustJSON(map[string]string{"email": adminEmail, "password": adminPassword}), 200, &login); err != nil {
 		return nil, fmt.Errorf("admin login: %w", err)
@@ -60,13 +61,13 @@ func fetchGraph(ctx context.Context, c *client) (*graph, error) {
 	}
 	id := ""
 	for _, a := range as {
-		if strings.HasPrefix(a.DocumentType, "contract.") && a.WorkflowDefinitionID != nil {
+		if strings.HasPrefix(a.DocumentType, docType) && a.WorkflowDefinitionID != nil {
 			id = *a.WorkflowDefinitionID
 			break
 		}
 	}
 	if id == "" {
-		return nil, fmt.Errorf("no contract type has a workflow definition assigned")
+		return nil, fmt.Errorf("no document type %s… has a workflow definition assigned", docType)
 	}
 	var def struct {
 		ID, Key, InitialPhase string
@@ -141,74 +142,9 @@ func (g *graph) walk(bypass bool) []string {
 	return out
 }
 
-// path is the phases a contract went through to reach phase: the normal
-// path (the bypassed one when bypass), or up to RejectFrom and then Reject.
-func (g *graph) path(phase string, bypass bool) []string {
-	walked := g.walk(bypass)
-	if phase == g.Reject {
-		if i := slices.Index(walked, g.RejectFrom); i >= 0 {
-			return append(slices.Clone(walked[:i+1]), g.Reject)
-		}
-	}
-	if i := slices.Index(walked, phase); i >= 0 {
-		return walked[:i+1]
-	}
-	return walked
-}
-
-// mover is the role that makes the move from → to: "drafter" when the
-// drafter's role may (the contract's own drafter moves it), else the
-// move's first role.
-func (g *graph) mover(from, to string) string {
-	for _, m := range g.moves {
-		if m.From == from && m.To == to {
-			if slices.Contains(m.Roles, "Drafter") || len(m.Roles) == 0 {
-				return "drafter"
-			}
-			return m.Roles[0]
-		}
-	}
-	return "drafter"
-}
-
 func (g *graph) slaHours(phase string) int { return g.steps[phase].SLAHours }
 
 func (g *graph) terminal(phase string) bool { return g.steps[phase].Terminal }
-
-// pathShares is the phase mix along the normal path (percent), position by
-// position, as in a system that has run for two years: mostly finished;
-// the rest of 100 goes to the rejection.
-var pathShares = []int{12, 8, 10, 6, 5, 5, 4}
-
-const finishedShare = 44
-
-// shares is the data set's phase mix over this graph: pathShares along the
-// non-terminal phases of the normal path (the last share repeats for a
-// longer path), finishedShare at its end, the rest rejected.
-func (g *graph) shares() []phaseCount {
-	var out []phaseCount
-	left := 100
-	for i, p := range g.Normal {
-		share := finishedShare
-		if i < len(g.Normal)-1 {
-			share = pathShares[min(i, len(pathShares)-1)]
-		}
-		share = min(share, left)
-		out = append(out, phaseCount{p, share})
-		left -= share
-	}
-	if g.Reject != "" && left > 0 {
-		out = append(out, phaseCount{g.Reject, left})
-	} else if left > 0 {
-		out[len(out)-1].Share += left
-	}
-	return out
-}
-
-type phaseCount struct {
-	Phase string
-	Share int
-}
 
 // inboxPhase is the first phase of the normal path in the role's inbox,
 // "" when none.

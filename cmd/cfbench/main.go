@@ -94,7 +94,7 @@ func main() {
 		o.only, o.doc = re, "" // a partial run does not replace the doc's section
 	}
 	if o.limits.Clients < 1 || o.limits.Duration <= 0 || o.limits.MaxOps < 1 || o.sizes.Contracts < 100 ||
-		o.sizes.Users < 2*len(roleShare) || o.sizes.Suppliers < 1 || o.sizes.Projects < 1 || o.sizes.Departments < 1 || o.sizes.Evaluations < 0 {
+		o.sizes.Users < 24 || o.sizes.Suppliers < 1 || o.sizes.Projects < 1 || o.sizes.Departments < 1 || o.sizes.Evaluations < 0 {
 		fmt.Fprintln(os.Stderr, "cfbench: clients, duration, max-requests must be positive; contracts ≥ 100; users ≥ 24; suppliers, projects, departments ≥ 1")
 		os.Exit(2)
 	}
@@ -202,37 +202,26 @@ func run(ctx context.Context, o options) (err error) {
 	if rep.FirstStart, err = srv.start(ctx); err != nil {
 		return err
 	}
-	logf("server ready on a fresh database in %s; creating master data and users through the API", ms(rep.FirstStart))
+	logf("server ready on a fresh database in %s; reading the workflows", ms(rep.FirstStart))
 	c := newClient(srv.base, o.limits.Clients)
-	t0 = time.Now()
-	if err := loadAPI(ctx, c, o.sizes, o.limits.Clients); err != nil {
-		return fmt.Errorf("load through the API: %w", err)
-	}
-	g, err := fetchGraph(ctx, c)
+	g, evalGraphs, err := fetchGraphs(ctx, c)
 	if err != nil {
-		return fmt.Errorf("contract workflow: %w", err)
+		return err
 	}
-	apiTime := time.Since(t0)
 	if err := srv.stop(); err != nil {
 		return err
 	}
 
-	// 2. Bulk load with the server stopped.
-	logf("API part done in %s; bulk-inserting %d users and %d contracts", ms(apiTime), o.sizes.Users, o.sizes.Contracts)
-	t0 = time.Now()
-	ds, err := loadSQL(ctx, d, o.sizes, g)
+	// 2. The data set, from the modules' seed steps, with the server stopped.
+	logf("contractflow seed --demo-size %d (%d users, %d evaluations)", o.sizes.Contracts, o.sizes.Users, o.sizes.Evaluations)
+	ds, err := load(ctx, srv, d, o.sizes, g, evalGraphs)
 	if err != nil {
-		return fmt.Errorf("bulk load: %w", err)
+		return fmt.Errorf("load: %w", err)
 	}
-	logf("contracts done; bulk-inserting %d evaluations and the budgets", o.sizes.Evaluations)
-	if err := loadProcurement(ctx, d, ds, o.sizes.Evaluations); err != nil {
-		return fmt.Errorf("bulk load: %w", err)
-	}
-	ds.APITime, ds.SQLTime = apiTime, time.Since(t0)
 	rep.Data = ds
 	rep.DBSize = d.sizeOnDisk(ctx)
 	rep.DBVersion = dbVersion(ctx, d)
-	logf("bulk load done in %s: %d approvals, %d comments, %s on disk", ms(ds.SQLTime), ds.Approvals, ds.Comments, mib(rep.DBSize))
+	logf("seed done in %s: %d approvals, %d comments, %s on disk", ms(ds.SeedTime), ds.Approvals, ds.Comments, mib(rep.DBSize))
 
 	// 3. Start with the data set: start-up time and idle RSS.
 	var prof *profiler
@@ -340,7 +329,7 @@ func run(ctx context.Context, o options) (err error) {
 	logf("  %s tx/s, p99 %s", rate(rt.rate()), ms(rt.pct(.99)))
 	if pd := ds.Proc; pd != nil && len(pd.EvalPoolRaw) > 0 {
 		logf("raw: evaluation transaction on the same database (%d evaluations)", len(pd.EvalPoolRaw))
-		re, err := rawEvaluationTransaction(ctx, d, pd.EvalPoolRaw, pd.EvalActorID, o.limits)
+		re, err := rawEvaluationTransaction(ctx, d, pd.Graphs, pd.EvalPoolRaw, pd.EvalActorID, o.limits)
 		if err != nil {
 			return fmt.Errorf("raw evaluation transaction: %w", err)
 		}

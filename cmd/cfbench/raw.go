@@ -39,14 +39,12 @@ func rawTransaction(ctx context.Context, d *database, g *graph, pool []string, a
 		return result{}, err
 	}
 	defer db.Close()
-	upd, err := db.PrepareContext(ctx, d.rebind(`UPDATE contracts SET phase = ?, sla_deadline = ?, sla_warning_sent = ?, updated_at = ?,
-		updated_by = ?, version = version + 1 WHERE id = ? AND phase = ? AND deleted_at IS NULL`))
+	upd, err := db.PrepareContext(ctx, d.rebind(sqlRawContractMove))
 	if err != nil {
 		return result{}, err
 	}
 	defer upd.Close()
-	ins, err := db.PrepareContext(ctx, d.rebind(`INSERT INTO contract_approvals (id, contract_id, from_phase, to_phase, approver_user_id,
-		decision, comment, approved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`))
+	ins, err := db.PrepareContext(ctx, d.rebind(sqlRawContractApproval))
 	if err != nil {
 		return result{}, err
 	}

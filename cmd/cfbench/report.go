@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -261,8 +262,12 @@ func (r *report) markdown() string {
 		thousands(ds.Users), thousands(ds.Suppliers), thousands(ds.Projects), thousands(ds.Departments), thousands(ds.Contracts),
 		thousands(len(ds.LiveIDs)), thousands(ds.Approvals), thousands(ds.Comments), mib(r.DBSize))
 	var phases []string
-	for _, p := range ds.Phases {
-		phases = append(phases, fmt.Sprintf("%s %s", p.Phase, thousands(ds.ByPhase[p.Phase])))
+	if g := ds.Graph; g != nil {
+		for _, p := range append(slices.Clone(g.Normal), g.Reject) {
+			if p != "" {
+				phases = append(phases, fmt.Sprintf("%s %s", p, thousands(ds.ByPhase[p])))
+			}
+		}
 	}
 	if g := ds.Graph; g != nil {
 		w("- Contract workflow (read from the engine): %s v%d, normal path %s, rejection %s → %s\n", g.Key, g.Version,
@@ -302,7 +307,7 @@ func (r *report) markdown() string {
 	w("| Start-up to ready with %s contracts | %s |\n", thousands(ds.Contracts), ms(r.Startup))
 	w("| Idle RSS after start-up and 3 s settle | %s (anonymous %s, file pages %s) |\n", mib(r.IdleRSS), mib(r.IdleAnon), mib(r.IdleFile))
 	w("| Server peak RSS over the run (VmHWM) | %s |\n", mib(r.PeakRSS))
-	w("| Data load: API (master data, 12 users) / SQL bulk | %s / %s |\n", ms(ds.APITime), ms(ds.SQLTime))
+	w("| Data load: contractflow seed --demo-size (every module's bulk demo step) | %s |\n", ms(ds.SeedTime))
 	w("| Whole run | %s |\n", ms(r.Total))
 
 	w("\nWhat each row does:\n\n")

@@ -157,20 +157,16 @@ func scaleOne(ctx context.Context, o options, bin, dir string, n int, sweepHere 
 	sz.Contracts, sz.Evaluations = n, 0
 	logf("[%s contracts] loading", thousands(n))
 	t0 := time.Now()
-	c := newClient(srv.base, o.limits.Clients)
-	if err := loadAPI(ctx, c, sz, o.limits.Clients); err != nil {
-		return p, nil, fmt.Errorf("load through the API: %w", err)
-	}
-	g, err := fetchGraph(ctx, c)
+	g, evalGraphs, err := fetchGraphs(ctx, newClient(srv.base, o.limits.Clients))
 	if err != nil {
-		return p, nil, fmt.Errorf("contract workflow: %w", err)
+		return p, nil, err
 	}
 	if err := srv.stop(); err != nil {
 		return p, nil, err
 	}
-	ds, err := loadSQL(ctx, d, sz, g)
+	ds, err := load(ctx, srv, d, sz, g, evalGraphs)
 	if err != nil {
-		return p, nil, fmt.Errorf("bulk load: %w", err)
+		return p, nil, fmt.Errorf("load: %w", err)
 	}
 	p = scalePoint{Contracts: n, Live: len(ds.LiveIDs), Load: time.Since(t0), Results: map[string]result{}}
 	if _, err := srv.start(ctx); err != nil {
