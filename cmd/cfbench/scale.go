@@ -22,7 +22,7 @@ var scaleScenarios = []string{"inbox page 1", "list page 1", "contract detail", 
 // scalePoint is one size of the series.
 type scalePoint struct {
 	Contracts, Live int
-	Load            time.Duration // API + SQL bulk load
+	Load            time.Duration // seed --demo-size and reading the data set back
 	Results         map[string]result
 }
 
@@ -266,7 +266,7 @@ func (r *scaleReport) markdown() string {
 		}
 		w("\n")
 	}
-	w("\nData load per size (API + SQL bulk):")
+	w("\nData load per size (seed --demo-size):")
 	for i, p := range r.Points {
 		sep := ","
 		if i == 0 {
