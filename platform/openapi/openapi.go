@@ -342,7 +342,9 @@ func (b *Builder) Build() ([]byte, error) {
 	if _, err := load(data); err != nil {
 		return nil, err
 	}
-	return data, nil
+	// The service keeps the document for its life: without the buffer's
+	// spare capacity (up to as much again).
+	return bytes.Clone(data), nil
 }
 
 // withPlatformResponses returns a copy of a path item whose operations carry

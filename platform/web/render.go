@@ -12,6 +12,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,8 +29,10 @@ import (
 var platformTemplates embed.FS
 
 // base is the layout and the shared partials every page template is parsed
-// into.
-var base = template.Must(template.New("base").Funcs(funcs).ParseFS(platformTemplates, "templates/base/*.html"))
+// into, parsed when the first page is (an idle service holds no templates).
+var base = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("base").Funcs(funcs).ParseFS(platformTemplates, "templates/base/*.html"))
+})
 
 // funcs are the request-independent template functions; what depends on the
 // request (language, time zone, CSRF token) is a method of View.
@@ -68,24 +72,40 @@ var funcs = template.FuncMap{
 // Templates are one module's page templates, each parsed with the layout.
 // A page file defines "content" (and may define "head" for extra <head>
 // lines); its name without ".html" is what Render takes.
+//
+// They are parsed when the first of them is rendered, not at start: parsed
+// templates of every module are ~2 MiB of heap that an API-only or idle
+// service never uses.
 type Templates struct {
-	pages map[string]*template.Template
+	fsys   fs.FS
+	files  []string
+	parse  func() map[string]*template.Template // once; panics on a template error
+	parsed atomic.Bool                          // for tests: parse has run
 }
 
-// MustTemplates parses every file of fsys matching glob (e.g.
-// "templates/*.html") with the layout; it panics on a template error, which
-// is a programming error caught by the first test.
+// MustTemplates takes every file of fsys matching glob (e.g.
+// "templates/*.html"), to be parsed with the layout on first use; it panics
+// when nothing matches, and the first render panics on a template error (a
+// programming error caught by the first test of the module's pages).
 func MustTemplates(fsys fs.FS, glob string) *Templates {
 	files, err := fs.Glob(fsys, glob)
 	if err != nil || len(files) == 0 {
 		panic(fmt.Sprintf("web: no templates match %q", glob))
 	}
-	t := &Templates{pages: map[string]*template.Template{}}
-	for _, f := range files {
-		page := template.Must(template.Must(base.Clone()).ParseFS(fsys, f))
-		t.pages[strings.TrimSuffix(path.Base(f), ".html")] = page
-	}
+	t := &Templates{fsys: fsys, files: files}
+	t.parse = sync.OnceValue(t.parseAll)
 	return t
+}
+
+// parseAll parses every file with the layout.
+func (t *Templates) parseAll() map[string]*template.Template {
+	t.parsed.Store(true)
+	pages := make(map[string]*template.Template, len(t.files))
+	for _, f := range t.files {
+		page := template.Must(template.Must(base().Clone()).ParseFS(t.fsys, f))
+		pages[strings.TrimSuffix(path.Base(f), ".html")] = page
+	}
+	return pages
 }
 
 // platformPages are the platform's own pages (sign-in, error, home).
@@ -198,7 +218,7 @@ func (s *Server) view(c *fiber.Ctx, title string, data any) *View {
 
 // render executes a page template with the layout.
 func (s *Server) render(c *fiber.Ctx, t *Templates, name string, v *View) error {
-	page, ok := t.pages[name]
+	page, ok := t.parse()[name]
 	if !ok {
 		return fmt.Errorf("web: no page template %q", name)
 	}

@@ -229,8 +229,8 @@ func (s *Sheet) Row(height float64, cells ...Cell) error {
 	if s.w.open != s {
 		return ErrClosed
 	}
-	if len(cells) > len(columns) {
-		return fmt.Errorf("xlsxstream: %d cells in a row, at most %d", len(cells), len(columns))
+	if len(cells) > maxColumns {
+		return fmt.Errorf("xlsxstream: %d cells in a row, at most %d", len(cells), maxColumns)
 	}
 	s.rows++
 	b := append(s.buf, `<row r="`...)
@@ -247,7 +247,7 @@ func (s *Sheet) Row(height float64, cells ...Cell) error {
 			continue
 		}
 		b = append(b, `<c r="`...)
-		b = append(b, columns[i]...)
+		b = appendColumn(b, i)
 		b = strconv.AppendInt(b, int64(s.rows), 10)
 		if c.Style > 0 {
 			b = append(b, `" s="`...)
@@ -584,21 +584,23 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// columns are the letters of the first 16 384 columns, the most a sheet
-// has: A … Z, AA … XFD.
-var columns = func() []string {
-	out := make([]string, 16384)
-	for i := range out {
-		n, name := i+1, ""
-		for n > 0 {
-			n--
-			name = string(rune('A'+n%26)) + name
-			n /= 26
-		}
-		out[i] = name
+// maxColumns is the most columns a sheet has (A … XFD).
+const maxColumns = 16384
+
+// appendColumn appends the letters of the column with index i (0-based, at
+// most 16 383, the most a sheet has): A … Z, AA … XFD. Computed per cell
+// rather than kept in a table: 16 384 names would be ~360 KiB of heap for
+// the life of the service.
+func appendColumn(b []byte, i int) []byte {
+	var name [3]byte
+	at := len(name)
+	for n := i + 1; n > 0; n /= 26 {
+		n--
+		at--
+		name[at] = byte('A' + n%26)
 	}
-	return out
-}()
+	return append(b, name[at:]...)
+}
 
 // needsPreserve tells whether leading or trailing white space would be
 // dropped by readers without xml:space="preserve".

@@ -270,7 +270,7 @@ func fillParagraph(src []byte, nodes []textNode, vals Values) []splice {
 		value      string
 	}
 	var repls []repl
-	for _, m := range placeholderRe.FindAllStringSubmatchIndex(all, -1) {
+	for _, m := range placeholderRe().FindAllStringSubmatchIndex(all, -1) {
 		if v, ok := vals[all[m[2]:m[3]]]; ok {
 			repls = append(repls, repl{m[0], m[1], v.Text})
 		}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -61,16 +62,23 @@ func (v Value) IsNumber() bool { return v.Type == Number || v.Type == Money }
 // Values are the placeholder values of one render, by placeholder name.
 type Values map[string]Value
 
+// The name expressions are compiled on first use: a Unicode class repeated
+// {0,63} times compiles to ~2.7 MiB, which a service that renders no
+// document would hold for nothing.
 var (
-	nameRe        = regexp.MustCompile(`^[\p{L}_][\p{L}\p{N}_.\-]{0,63}$`)
-	placeholderRe = regexp.MustCompile(`\{\{\s*([\p{L}_][\p{L}\p{N}_.\-]{0,63})\s*\}\}`)
-	exactRe       = regexp.MustCompile(`^\s*\{\{\s*([\p{L}_][\p{L}\p{N}_.\-]{0,63})\s*\}\}\s*$`)
+	nameRe        = lazyRegexp(`^[\p{L}_][\p{L}\p{N}_.\-]{0,63}$`)
+	placeholderRe = lazyRegexp(`\{\{\s*([\p{L}_][\p{L}\p{N}_.\-]{0,63})\s*\}\}`)
+	exactRe       = lazyRegexp(`^\s*\{\{\s*([\p{L}_][\p{L}\p{N}_.\-]{0,63})\s*\}\}\s*$`)
 	decimalRe     = regexp.MustCompile(`^([+-]?)(\d+)(?:\.(\d+))?$`)
 )
 
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // ValidName reports whether s can be a placeholder name: a letter or "_"
 // then letters, digits, "_", "." or "-", at most 64 characters.
-func ValidName(s string) bool { return nameRe.MatchString(s) }
+func ValidName(s string) bool { return nameRe().MatchString(s) }
 
 // FieldKey is the key of a placeholder in a validation problem's errors:
 // like every property name there, PascalCase ("partyBName" → "PartyBName").
@@ -294,7 +302,7 @@ func formatDecimal(sign, intPart, frac string, group bool) string {
 // Placeholders lists the placeholder names in s, in order of appearance.
 func Placeholders(s string) []string {
 	var out []string
-	for _, m := range placeholderRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range placeholderRe().FindAllStringSubmatch(s, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -307,8 +315,8 @@ func replaceText(s string, vals Values, esc func(string) string) (string, bool) 
 		return s, false
 	}
 	changed := false
-	out := placeholderRe.ReplaceAllStringFunc(s, func(m string) string {
-		name := placeholderRe.FindStringSubmatch(m)[1]
+	out := placeholderRe().ReplaceAllStringFunc(s, func(m string) string {
+		name := placeholderRe().FindStringSubmatch(m)[1]
 		v, ok := vals[name]
 		if !ok {
 			return m

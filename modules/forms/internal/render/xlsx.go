@@ -101,7 +101,7 @@ func renderXlsx(p *pkg, vals Values) ([]byte, error) {
 	}
 	defer f.Close()
 	err = eachPlaceholderCell(f, func(sheet, cell, v string) error {
-		if m := exactRe.FindStringSubmatch(v); m != nil {
+		if m := exactRe().FindStringSubmatch(v); m != nil {
 			if val, ok := vals[m[1]]; ok && val.IsNumber() {
 				return f.SetCellFloat(sheet, cell, val.Number, -1, 64)
 			}
