@@ -2,9 +2,12 @@ package contracts_test
 
 import (
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/contractflow/contractflow/platform/search"
 	"github.com/contractflow/contractflow/platform/testkit"
 )
 
@@ -54,6 +57,66 @@ func TestSearchIsOneMechanism(t *testing.T) {
 					r.JSON(t, &p)
 					if p.TotalCount != 2 {
 						t.Errorf("search %q found %d, want the NFC and NFD records", q, p.TotalCount)
+					}
+				})
+			}
+		}
+	})
+}
+
+// TestPhaseSearchCountsAndPagesExactly checks a phase's search, whose count
+// and page come from one statement over the trigram index, against a
+// recount by brute force: common words (every title holds "ong"), rare
+// ones, words too short for a trigram, several words, a supplier's name,
+// no match; every page, and one past the end.
+func TestPhaseSearchCountsAndPagesExactly(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		titles := []string{"Hợp đồng móng cọc", "Hợp đồng thép", "Móng băng khối A", "Cọc khoan nhồi", "Hợp đồng mộng",
+			"Ống cống", "Sơn chống thấm móng", "Bê tông móng cọc x1", "Hợp đồng điện", "Mong manh"}
+		var all []contract
+		for i := 0; i < 22; i++ {
+			c := e.create(t, e.admin, map[string]any{"title": titles[i%len(titles)] + " " + strconv.Itoa(i)})
+			if i%5 == 0 {
+				c = e.drive(t, c.ID, DangDamPhan)
+			}
+			all = append(all, c)
+		}
+		slices.SortFunc(all, func(a, b contract) int {
+			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
+		for _, phase := range []string{DangSoanThao, DangDamPhan} {
+			for _, q := range []string{"ong", "móng", "mong coc", "ng", "móng x1", "hợp đồng 1", "vật tư", "ty a", "zzzz"} {
+				t.Run(phase+"/"+q, func(t *testing.T) {
+					var want []string
+					words := search.Words(q)
+					holds := func(text string) bool {
+						for _, w := range words {
+							if !strings.Contains(text, w) {
+								return false
+							}
+						}
+						return true
+					}
+					for _, c := range all {
+						// Every contract has the one supplier, "Công ty Vật tư A".
+						if c.Phase == phase && (holds(search.Text(c.Title, c.code())) || holds(search.Text(c.Supplier.Name))) {
+							want = append(want, c.ID)
+						}
+					}
+					const size = 4
+					for p := 1; p <= len(want)/size+2; p++ {
+						got := e.list(t, e.admin, "?phase="+phase+"&pageSize="+strconv.Itoa(size)+"&page="+strconv.Itoa(p)+
+							"&search="+url.QueryEscape(q))
+						if got.TotalCount != len(want) {
+							t.Fatalf("page %d: totalCount %d, a recount finds %d", p, got.TotalCount, len(want))
+						}
+						lo, hi := min((p-1)*size, len(want)), min(p*size, len(want))
+						if !slices.Equal(got.ids(), want[lo:hi]) {
+							t.Fatalf("page %d: %v, want %v", p, got.ids(), want[lo:hi])
+						}
 					}
 				})
 			}

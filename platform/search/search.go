@@ -107,6 +107,30 @@ func Match(q *gorm.DB, table string, indexed bool, word string) *gorm.DB {
 	return q.Where(table+".search_text LIKE ? "+db.LikeEscape, db.Contains(word))
 }
 
+// Indexed reports whether the trigram index can serve a search for words:
+// at least one of them holds a trigram (shorter ones are matched by LIKE).
+func Indexed(words []string) bool {
+	for _, w := range words {
+		if utf8.RuneCountInString(w) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchQuery is the FTS5 query of the words that hold a trigram, all of
+// them: each an exact phrase of trigrams, which matches exactly the
+// substring. Shorter words are left to LIKE.
+func MatchQuery(words []string) string {
+	var phrases []string
+	for _, w := range words {
+		if utf8.RuneCountInString(w) >= 3 {
+			phrases = append(phrases, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+		}
+	}
+	return strings.Join(phrases, " AND ")
+}
+
 // Filter is Match for a word that most rows contain (a trigram such as
 // "ong" is in almost every Vietnamese title): the trigram index still
 // decides which rows match, but the planner may not read the rows from it
