@@ -53,7 +53,7 @@ type Service struct {
 
 // New returns the service.
 func New(d Deps) *Service {
-	return &Service{Deps: d, store: &store{db: d.DB, indexed: d.SearchIndexed}}
+	return &Service{Deps: d, store: &store{db: d.DB, indexed: d.SearchIndexed, rarity: search.NewRarity("contracts")}}
 }
 
 // searchText is what list search matches of a contract besides its supplier.

@@ -20,6 +20,7 @@ import (
 type store struct {
 	db      *db.DB
 	indexed bool // a trigram index serves search_text (SQLite with FTS5)
+	rarity  *search.Rarity
 }
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
@@ -81,15 +82,16 @@ func pageOfSummaries(q *gorm.DB, req paging.Request) ([]Contract, int64, error) 
 }
 
 // phaseSearch reads a page of a phase's search and its exact count in one
-// statement that runs the trigram search once: its matches are
-// materialised (m), the count probes them from the phase's index
-// (phase, created_at, id, deleted_at), which holds every column the count
-// needs, and the page walks that index in the list's order, probing the
-// same matches, until it has a page (the unary + keeps the match from
+// statement that runs the trigram index once, for the rarest trigram of the
+// words (search.Rarity: "móng" as a phrase reads the list of "ong", which
+// nearly every title holds): its rows are materialised (m), and every word
+// is then checked in full with LIKE on the rows they lead to. The count
+// probes m from the phase's index (phase, created_at, id, deleted_at,
+// migration 10); the page walks that index in the list's order, probing
+// the same rows, until it has a page (the unary + keeps the probe from
 // driving the page's plan), so it never reads more of the index than the
-// count does, however common the word. Before, the count and the page each
-// ran the search (two thirds of a search's time went to the trigram
-// index). Words shorter than a trigram are matched by LIKE.
+// count, however common the word. Before, the count and the page each
+// searched every trigram of the words.
 func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
 	var where strings.Builder
 	var args []any
@@ -110,14 +112,16 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 	if f.ContractType != "" {
 		and("contracts.contract_type = ?", f.ContractType)
 	}
+	rare, err := s.rarity.Rarest(func() *gorm.DB { return s.conn(ctx).Clauses(dbresolver.Read) }, words)
+	if err != nil {
+		return nil, 0, err
+	}
 	// The text condition, with a placeholder for the unary plus.
 	text := "%scontracts.rowid IN (SELECT rid FROM m)"
 	var textArgs []any
 	for _, w := range words {
-		if !search.Indexed([]string{w}) {
-			text += " AND contracts.search_text LIKE ? " + db.LikeEscape
-			textArgs = append(textArgs, db.Contains(w))
-		}
+		text += " AND contracts.search_text LIKE ? " + db.LikeEscape
+		textArgs = append(textArgs, db.Contains(w))
 	}
 	if len(f.SupplierMatches) > 0 {
 		text = "(" + text + ") OR contracts.supplier_id IN ?"
@@ -131,7 +135,7 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 		SELECT ` + summaryColumns + `, (SELECT COUNT(*) FROM contracts WHERE ` + where.String() + ` AND (` + fmt.Sprintf(text, "") + `)) AS total
 		FROM contracts WHERE ` + where.String() + ` AND (` + fmt.Sprintf(text, "+") + `)
 		ORDER BY contracts.created_at` + dir + `, contracts.id` + dir + ` LIMIT ? OFFSET ?`
-	all := []any{search.MatchQuery(words)}
+	all := []any{search.Phrase(rare)}
 	all = append(all, args...)
 	all = append(all, textArgs...)
 	all = append(all, args...)
