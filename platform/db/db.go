@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -348,31 +349,44 @@ func (db *DB) Serialized(ctx context.Context, name string, fn func(ctx context.C
 	return err
 }
 
-// exclusive holds a Postgres advisory lock for the duration of fn in a
-// transaction of its own; fn's ctx is detached from it, so fn's own
-// transactions commit independently. The lock is keyed by the current
-// schema and the name: deployments (and test schemas) sharing one
-// Postgres database do not keep each other's jobs out. SQLite serves one node, so fn always
-// runs there.
+// exclusive holds a Postgres advisory lock for the duration of fn on a
+// connection of its own, outside any transaction: a transaction held open
+// for a long seed or job would pin the server's xmin horizon, so no dead
+// row version anywhere could be pruned until it ended (a bulk seed's
+// counter rows then grew chains of dead versions that every insert walked).
+// The lock is keyed by the current schema and the name: deployments (and
+// test schemas) sharing one Postgres database do not keep each other's jobs
+// out. If the connection dies, Postgres releases the lock; a connection
+// whose unlock fails is closed rather than returned to the pool with the
+// lock still held. SQLite serves one node, so fn always runs there.
 func (db *DB) exclusive(ctx context.Context, name string, wait bool, fn func(ctx context.Context) error) (bool, error) {
 	if db.dialect != Postgres {
 		return true, fn(ctx)
 	}
-	ran := false
-	err := db.InTx(ctx, func(txCtx context.Context) error {
-		conn := db.Conn(txCtx)
-		if wait {
-			if err := conn.Exec("SELECT pg_advisory_xact_lock(7312, hashtext(current_schema() || '/' || ?))", name).Error; err != nil {
-				return err
-			}
-		} else {
-			var got bool
-			if err := conn.Raw("SELECT pg_try_advisory_xact_lock(7312, hashtext(current_schema() || '/' || ?))", name).Scan(&got).Error; err != nil || !got {
-				return err
-			}
+	sqlDB, err := db.gorm.DB()
+	if err != nil {
+		return false, err
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	const key = "hashtext(current_schema() || '/' || $1)"
+	if wait {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(7312, "+key+")", name); err != nil {
+			return false, err
 		}
-		ran = true
-		return fn(WithoutTx(txCtx))
-	})
-	return ran, err
+	} else {
+		var got bool
+		if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(7312, "+key+")", name).Scan(&got); err != nil || !got {
+			return false, err
+		}
+	}
+	defer func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(7312, "+key+")", name); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // drop it: it may still hold the lock
+		}
+	}()
+	return true, fn(WithoutTx(ctx))
 }

@@ -736,3 +736,45 @@ func TestCachedStatements(t *testing.T) {
 		assert.Contains(t, after[0], "note", "the cached statement sees the new column")
 	})
 }
+
+// One node at a time runs exclusive work; the lock is free again once fn
+// returns, even with an error; and fn runs outside any transaction, so a
+// long seed or job does not hold back Postgres's vacuum horizon.
+func TestExclusive(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		held := make(chan struct{})
+		release := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- d.Serialized(ctx, "test.work", func(ctx context.Context) error {
+				if db.InTransaction(ctx) {
+					return errors.New("fn runs inside a transaction")
+				}
+				close(held)
+				<-release
+				return errors.New("failed")
+			})
+		}()
+		<-held
+		if driver == "postgres" {
+			ran, err := d.RunExclusive(ctx, "test.work", func(context.Context) error { return nil })
+			require.NoError(t, err)
+			require.False(t, ran, "a second runner got the lock while the first held it")
+			var states []string
+			require.NoError(t, d.Conn(ctx).Raw(`SELECT a.state FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+				WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 7312 AND l.objsubid = 2
+				AND l.objid::bigint = (hashtext(current_schema() || '/test.work')::bigint & 4294967295)`).Scan(&states).Error)
+			require.Equal(t, []string{"idle"}, states, "the lock holder keeps a transaction open")
+		}
+		ran, err := d.RunExclusive(ctx, "test.other", func(context.Context) error { return nil })
+		require.NoError(t, err)
+		require.True(t, ran, "another name is not locked")
+		close(release)
+		require.EqualError(t, <-done, "failed")
+		ran, err = d.RunExclusive(ctx, "test.work", func(context.Context) error { return nil })
+		require.NoError(t, err)
+		require.True(t, ran, "the lock was not released after fn failed")
+	})
+}
