@@ -32,6 +32,9 @@ import (
 // an id that never existed. Called inside a transaction on Postgres, the
 // rows found stay share-locked until it ends, so a concurrent delete waits
 // and then sees, through its Deleted subscribers, what the transaction wrote.
+// Elsewhere Supplier(s), Project(s) and Department(s) answer from a cache of
+// Refs that every create, update, delete and import drops after commit, on
+// every node (platform/cache; docs/decisions.md).
 type Lookup interface {
 	// Supplier returns a live supplier, or an apperr NotFound error.
 	Supplier(ctx context.Context, id string) (Ref, error)
@@ -47,8 +50,8 @@ type Lookup interface {
 	// apperr NotFound error.
 	ProjectSite(ctx context.Context, id string) (ProjectSite, error)
 
-	// Suppliers maps ids to live suppliers in one query (per 500 ids);
-	// unknown and deleted ids are left out.
+	// Suppliers maps ids to live suppliers, reading those not in memory in
+	// one query (per 500 ids); unknown and deleted ids are left out.
 	Suppliers(ctx context.Context, ids []string) (map[string]Ref, error)
 	// Projects maps ids to live projects; unknown and deleted ids are left out.
 	Projects(ctx context.Context, ids []string) (map[string]Ref, error)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/contractflow/contractflow/platform/cache"
 	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/config"
 	"github.com/contractflow/contractflow/platform/db"
@@ -30,6 +31,9 @@ type App struct {
 	Clock  clock.Clock
 	Bus    *events.Bus
 	Blobs  storage.Blobs // files under storage.path
+	// Caches carries the invalidations of modules' in-memory caches
+	// (platform/cache) between the nodes sharing the database.
+	Caches *cache.Bus
 
 	self *Info // the module this view belongs to; nil for the kernel's view
 	reg  *shared

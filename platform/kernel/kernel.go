@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/contractflow/contractflow/platform/cache"
 	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/config"
 	"github.com/contractflow/contractflow/platform/db"
@@ -156,8 +157,9 @@ func New(opts Options) (*Kernel, error) {
 		addr:    make(chan string, 1),
 		all:     ordered,
 		rotator: rotator,
-		app:     newApp(App{Config: cfg, DB: database, Log: log, Clock: clk, Bus: events.NewBus(log), Blobs: blobs}),
-		views:   map[string]*App{},
+		app: newApp(App{Config: cfg, DB: database, Log: log, Clock: clk, Bus: events.NewBus(log), Blobs: blobs,
+			Caches: cache.NewBus(cache.Config{DB: database, DSN: cfg.Database.DSN, Log: log})}),
+		views: map[string]*App{},
 	}
 	for _, m := range ordered {
 		if cfg.ModuleEnabled(m.Info().Name) {
@@ -266,6 +268,9 @@ func (k *Kernel) Start(ctx context.Context) error {
 			names[i] = fmt.Sprintf("%s %04d %s", s.Module, s.Version, s.Name)
 		}
 		log.Info("migrations applied", "count", len(applied), "migrations", names, "took", time.Since(began))
+	}
+	if err := k.app.Caches.Start(ctx); err != nil {
+		return err
 	}
 	if err := k.Provision(ctx); err != nil {
 		return err
@@ -412,6 +417,7 @@ func (k *Kernel) Close(ctx context.Context) error {
 		}
 	}
 	k.provisioned = nil
+	k.app.Caches.Stop()
 	errs = append(errs, k.app.DB.Close())
 	if k.rotator != nil {
 		errs = append(errs, k.rotator.Close())

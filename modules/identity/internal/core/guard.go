@@ -70,7 +70,7 @@ func (s *Service) authenticate(ctx context.Context, header string) (authn.Princi
 	if err != nil {
 		return authn.Principal{}, tokenInvalid("The access token is not valid.")
 	}
-	st, err := s.cache.get(ctx, claims.Subject, s.loadUserState)
+	st, err := s.userState(ctx, claims.Subject)
 	if db.IsNotFound(err) {
 		return authn.Principal{}, tokenInvalid("The token's user no longer exists.")
 	}
@@ -94,6 +94,23 @@ type userState struct {
 	roles       []string
 }
 
+// userState answers from the cache, loading a missing user (a NotFound
+// error for an unknown one).
+func (s *Service) userState(ctx context.Context, id string) (userState, error) {
+	st, ok, gen := s.cache.Get(id)
+	if ok {
+		return st, nil
+	}
+	st, err := s.loadUserState(ctx, id)
+	if err != nil {
+		return st, err
+	}
+	if !db.InTransaction(ctx) {
+		s.cache.Store(gen, map[string]userState{id: st})
+	}
+	return st, nil
+}
+
 func (s *Service) loadUserState(ctx context.Context, id string) (userState, error) {
 	u, err := s.store.userByID(ctx, id)
 	if err != nil {
@@ -106,60 +123,34 @@ func (s *Service) loadUserState(ctx context.Context, id string) (userState, erro
 	return userState{active: u.IsActive, stamp: u.SecurityStamp, email: u.Email, name: u.FullName, roles: roles[id]}, nil
 }
 
-// userCache holds user states. Every drop bumps a generation, and a load
-// only stores its result when no drop happened meanwhile, so a state read
-// before a change can never outlive it.
-type userCache struct {
-	mu    sync.RWMutex
-	users map[string]userState
-	gen   uint64
-}
+// The guard's user states, the names and the role holders are
+// platform/cache maps: a change drops its entries after commit on this node
+// and through the cache bus on the others, and a load that raced with a drop
+// is not stored.
 
-func newUserCache() *userCache { return &userCache{users: map[string]userState{}} }
+// maxCachedUsers bounds each per-user map (the users table holds thousands).
+const maxCachedUsers = 20_000
 
-func (c *userCache) get(ctx context.Context, id string, load func(context.Context, string) (userState, error)) (userState, error) {
-	c.mu.RLock()
-	st, ok := c.users[id]
-	gen := c.gen
-	c.mu.RUnlock()
-	if ok {
-		return st, nil
-	}
-	st, err := load(ctx, id)
-	if err != nil {
-		return st, err
-	}
-	c.mu.Lock()
-	if c.gen == gen {
-		c.users[id] = st
-	}
-	c.mu.Unlock()
-	return st, nil
-}
-
-func (c *userCache) drop(id string) {
-	c.mu.Lock()
-	delete(c.users, id)
-	c.gen++
-	c.mu.Unlock()
-}
-
-func (c *userCache) clear() {
-	c.mu.Lock()
-	clear(c.users)
-	c.gen++
-	c.mu.Unlock()
-}
-
-// usersChanged records a change of a user's security state: other nodes see
-// the counter move; this node drops the entry once the change commits.
+// usersChanged records a change of a user's name, security state, active
+// flag or roles: other nodes see the counter move (and hear the cache bus);
+// every node drops the user's entries, and every role's holders, once the
+// change commits.
 func (s *Service) usersChanged(ctx context.Context, userID string) error {
 	if err := s.store.bump(ctx, "users_version"); err != nil {
 		return err
 	}
-	db.AfterCommit(ctx, func() { s.cache.drop(userID) })
-	return nil
+	if err := s.cache.Changed(ctx, userID); err != nil {
+		return err
+	}
+	if err := s.names.Changed(ctx, userID); err != nil {
+		return err
+	}
+	return s.holders.Changed(ctx)
 }
+
+// userCreated records a new user: only the role holders can have changed
+// (names are not cached for unknown ids).
+func (s *Service) userCreated(ctx context.Context) error { return s.holders.Changed(ctx) }
 
 // permissionsChanged records a change of the matrix; this node reloads its
 // enforcer once the change commits.
@@ -213,7 +204,9 @@ func (y *syncer) maybe(ctx context.Context) {
 		return
 	}
 	if st.UsersVersion != y.users {
-		y.svc.cache.clear()
+		y.svc.cache.Drop()
+		y.svc.names.Drop()
+		y.svc.holders.Drop()
 		y.users = st.UsersVersion
 	}
 	if st.PermissionsVersion != y.perms {

@@ -106,7 +106,10 @@ func (s *Service) seedAdmin(ctx context.Context, app *kernel.App, adminRoleID st
 	u := &User{ID: uuid.Must(uuid.NewV7()).String(), Email: strings.TrimSpace(email), NormalizedEmail: normalizeEmail(email),
 		FullName: "Administrator", PasswordHash: hash, IsActive: true, SecurityStamp: uuid.NewString(),
 		LockoutEnabled: s.cfg.Lockout.AllowedForNewUsers, CreatedAt: now, UpdatedAt: now, Version: 1}
-	return s.store.createUser(ctx, u, []string{adminRoleID})
+	if err := s.store.createUser(ctx, u, []string{adminRoleID}); err != nil {
+		return err
+	}
+	return s.userCreated(ctx)
 }
 
 // WarnDefaultAdminPassword logs an error while the seeded administrator

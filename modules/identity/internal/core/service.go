@@ -17,6 +17,7 @@ import (
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/authz"
+	"github.com/contractflow/contractflow/platform/cache"
 	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/httpx"
@@ -35,9 +36,11 @@ type Service struct {
 	tokens     *authn.Tokens
 	refreshTTL time.Duration
 	enforcer   *authz.Enforcer
-	policyMu   sync.Mutex    // serialises loadPolicies
-	menus      []kernel.Menu // declared by the enabled modules
-	cache      *userCache
+	policyMu   sync.Mutex            // serialises loadPolicies
+	menus      []kernel.Menu         // declared by the enabled modules
+	cache      *cache.Map[userState] // what the guard needs of each user
+	names      *cache.Map[string]    // full names by user id
+	holders    *cache.Map[[]string]  // active users by role name, sorted
 	sync       *syncer
 	adminEmail string // the seeded administrator's
 }
@@ -68,7 +71,9 @@ func New(app *kernel.App, cfg *Config) (*Service, error) {
 		refreshTTL: time.Duration(jwtCfg.RefreshTokenDays) * 24 * time.Hour,
 		enforcer:   enf,
 		menus:      menus,
-		cache:      newUserCache(),
+		cache:      cache.New[userState](app.Caches, "identity.users", maxCachedUsers),
+		names:      cache.New[string](app.Caches, "identity.names", maxCachedUsers),
+		holders:    cache.New[[]string](app.Caches, "identity.holders", 64),
 		adminEmail: app.Config.Seed.AdminEmail,
 	}
 	s.sync = &syncer{svc: s, interval: cfg.CacheSyncInterval}
@@ -217,7 +222,12 @@ func (s *Service) CreateUser(ctx context.Context, actor authn.Principal, in Crea
 		LockoutEnabled: s.cfg.Lockout.AllowedForNewUsers, CreatedAt: now, CreatedBy: &actor.UserID,
 		UpdatedAt: now, UpdatedBy: &actor.UserID, Version: 1,
 	}
-	err = s.db.InTx(ctx, func(ctx context.Context) error { return s.store.createUser(ctx, u, roleIDs) })
+	err = s.db.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.createUser(ctx, u, roleIDs); err != nil {
+			return err
+		}
+		return s.userCreated(ctx)
+	})
 	if db.IsUniqueViolation(err) {
 		return "", apperr.Conflict("duplicate_email", "A user with this email already exists.")
 	}
@@ -405,9 +415,13 @@ func (s *Service) ResetPasswordByEmail(ctx context.Context, email, password stri
 	return s.setPassword(ctx, u.ID, u.ID, password)
 }
 
-// Names resolves user ids to full names (for other modules).
+// Names resolves user ids to full names (for other modules), from memory
+// once known (unknown ids are asked again each time).
 func (s *Service) Names(ctx context.Context, ids []string) (map[string]string, error) {
-	return s.store.names(ctx, ids)
+	if len(ids) == 0 {
+		return map[string]string{}, nil
+	}
+	return s.names.Load(ctx, ids, s.store.names)
 }
 
 // ActiveStamps maps each active user among ids to its current security
@@ -424,5 +438,14 @@ func (s *Service) UserIDsInRoles(ctx context.Context, roles []string) ([]string,
 	if len(roles) == 0 {
 		return nil, nil
 	}
-	return s.store.userIDsInRoles(ctx, roles)
+	byRole, err := s.holders.Load(ctx, roles, s.store.holders)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range roles {
+		ids = append(ids, byRole[r]...)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
 }

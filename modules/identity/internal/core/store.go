@@ -222,15 +222,28 @@ func (s *store) bump(ctx context.Context, column string) error {
 	return s.conn(ctx).Model(&state{}).Where("id = 1").Update(column, gorm.Expr(column+" + 1")).Error
 }
 
-// userIDsInRoles lists active users holding any of roles.
-func (s *store) userIDsInRoles(ctx context.Context, roles []string) ([]string, error) {
-	var ids []string
-	err := s.conn(ctx).Table("user_roles").Distinct("user_roles.user_id").
+// holders maps each of roles to the active users holding it, sorted, in
+// one query (the primary key of roles.name, ix_user_roles_role and the
+// users' primary key serve it); a role nobody active holds maps to an empty
+// list, so that it is cached too.
+func (s *store) holders(ctx context.Context, roles []string) (map[string][]string, error) {
+	var rows []struct{ Name, UserID string }
+	err := s.conn(ctx).Table("user_roles").Select("roles.name, user_roles.user_id").
 		Joins("JOIN roles ON roles.id = user_roles.role_id").
 		Joins("JOIN users ON users.id = user_roles.user_id").
 		Where("roles.name IN ? AND users.is_active = ?", roles, true).
-		Order("user_roles.user_id").Pluck("user_roles.user_id", &ids).Error
-	return ids, err
+		Order("roles.name, user_roles.user_id").Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]string, len(roles))
+	for _, r := range roles {
+		out[r] = []string{}
+	}
+	for _, r := range rows {
+		out[r.Name] = append(out[r.Name], r.UserID)
+	}
+	return out, nil
 }
 
 // activeStamps maps each active user among ids to its security stamp, a

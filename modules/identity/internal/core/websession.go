@@ -54,7 +54,7 @@ func (ps PageSessions) Resume(ctx context.Context, token string) (authn.Principa
 		}
 		return authn.Principal{}, tokenInvalid("The session's token was used elsewhere; every token of the sign-in is revoked.")
 	}
-	st, err := s.cache.get(ctx, t.UserID, s.loadUserState)
+	st, err := s.userState(ctx, t.UserID)
 	if db.IsNotFound(err) {
 		return authn.Principal{}, tokenInvalid("The session's user no longer exists.")
 	}

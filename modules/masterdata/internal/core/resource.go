@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/contractflow/contractflow/platform/apperr"
+	"github.com/contractflow/contractflow/platform/cache"
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
@@ -58,13 +59,61 @@ type resource[T, In any, PT entity[T], PI input[In, T]] struct {
 	spec
 	svc   *Service
 	store store[T, PT]
+	// cached holds the Refs other modules look up, and which ids are not
+	// live (deleted or unknown), so an old contract's deleted supplier is
+	// not asked for again either.
+	cached *cache.Map[cachedRef]
 	// extra adds other modules' facts to GET of one record; nil for none.
 	extra func(ctx context.Context, id string) (map[string]any, error)
 }
 
 func newResource[T, In any, PT entity[T], PI input[In, T]](s *Service, sp spec, indexed map[string]bool) *resource[T, In, PT, PI] {
 	table := any(new(T)).(interface{ TableName() string }).TableName()
-	return &resource[T, In, PT, PI]{spec: sp, svc: s, store: store[T, PT]{db: s.db, table: table, indexed: indexed[table]}}
+	return &resource[T, In, PT, PI]{spec: sp, svc: s, store: store[T, PT]{db: s.db, table: table, indexed: indexed[table]},
+		cached: cache.New[cachedRef](s.caches, "masterdata."+table, maxCachedRefs)}
+}
+
+// maxCachedRefs bounds each resource's cache of Refs: these tables hold
+// thousands of rows (the benchmark's 100 000 suppliers are an outlier whose
+// pages still find their few dozen suppliers cached).
+const maxCachedRefs = 50_000
+
+// cachedRef is one cached lookup: the Ref of a live record, or Live false
+// for an id that is deleted or unknown.
+type cachedRef struct {
+	Ref  Ref
+	Live bool
+}
+
+// refs resolves ids to live Refs from memory, reading the missing ones in
+// one query. Inside a transaction on Postgres it reads the database, which
+// share-locks the rows found until the transaction ends (see store.refs).
+func (r *resource[T, In, PT, PI]) refs(ctx context.Context, ids []string) (map[string]Ref, error) {
+	if r.svc.db.Dialect() == db.Postgres && db.InTransaction(ctx) {
+		return r.store.refs(ctx, ids)
+	}
+	got, err := r.cached.Load(ctx, ids, func(ctx context.Context, missing []string) (map[string]cachedRef, error) {
+		found, err := r.store.refs(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]cachedRef, len(missing))
+		for _, id := range missing {
+			ref, ok := found[id]
+			out[id] = cachedRef{Ref: ref, Live: ok}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Ref, len(got))
+	for id, c := range got {
+		if c.Live {
+			out[id] = c.Ref
+		}
+	}
+	return out, nil
 }
 
 func (r *resource[T, In, PT, PI]) notFound() error { return apperr.NotFound(r.Title) }
@@ -151,7 +200,12 @@ func (r *resource[T, In, PT, PI]) create(ctx context.Context, actor string, in P
 	}
 	t := newRow[T, PT](actor, r.svc.now())
 	r.fill(t, in)
-	err := r.store.insert(ctx, t)
+	err := r.svc.db.InTx(ctx, func(ctx context.Context) error {
+		if err := r.store.insert(ctx, t); err != nil {
+			return err
+		}
+		return r.cached.Changed(ctx, PT(t).record().ID)
+	})
 	if db.IsUniqueViolation(err) {
 		return nil, r.duplicate(in.head().Code)
 	}
@@ -180,7 +234,13 @@ func (r *resource[T, In, PT, PI]) update(ctx context.Context, actor, id string, 
 	rec := PT(&next).record()
 	rec.Version, rec.UpdatedAt, rec.UpdatedBy = read+1, r.svc.now(), actorRef(actor)
 	r.fill(&next, in)
-	ok, err := r.store.update(ctx, &next, read)
+	var ok bool
+	err = r.svc.db.InTx(ctx, func(ctx context.Context) error {
+		if ok, err = r.store.update(ctx, &next, read); err != nil || !ok {
+			return err
+		}
+		return r.cached.Changed(ctx, id)
+	})
 	switch {
 	case db.IsUniqueViolation(err):
 		return nil, r.duplicate(rec.Code)
@@ -211,6 +271,9 @@ func (r *resource[T, In, PT, PI]) delete(ctx context.Context, actor, id string) 
 		if !ok {
 			return r.notFound() // deleted meanwhile
 		}
+		if err := r.cached.Changed(ctx, id); err != nil {
+			return err
+		}
 		rec := PT(cur).record()
 		return r.svc.bus.Publish(ctx, Deleted{Kind: r.Kind, ID: rec.ID, Code: rec.Code})
 	})
@@ -218,7 +281,7 @@ func (r *resource[T, In, PT, PI]) delete(ctx context.Context, actor, id string) 
 
 // ref returns one live record's Ref, NotFound otherwise.
 func (r *resource[T, In, PT, PI]) ref(ctx context.Context, id string) (Ref, error) {
-	refs, err := r.store.refs(ctx, []string{id})
+	refs, err := r.refs(ctx, []string{id})
 	if err != nil {
 		return Ref{}, err
 	}
@@ -270,7 +333,12 @@ func (r *resource[T, In, PT, PI]) insertMissing(ctx context.Context, ins []In) (
 			}
 			inserted += n
 		}
-		return nil
+		if inserted == 0 {
+			return nil
+		}
+		// New ids can only be cached as unknown: forget every one (one
+		// notification, not one per row).
+		return r.cached.Changed(ctx)
 	})
 	return inserted, err
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contractflow/contractflow/platform/cache"
 	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/events"
@@ -19,10 +20,11 @@ import (
 
 // Service holds the three resources and answers other modules' lookups.
 type Service struct {
-	db    *db.DB
-	clock clock.Clock
-	bus   *events.Bus
-	users userNames
+	db     *db.DB
+	caches *cache.Bus
+	clock  clock.Clock
+	bus    *events.Bus
+	users  userNames
 
 	factsMu sync.RWMutex
 	facts   []SupplierFacts // other modules' facts shown on a supplier
@@ -38,7 +40,7 @@ func New(ctx context.Context, app *kernel.App, users userNames) (*Service, error
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{db: app.DB, clock: app.Clock, bus: app.Bus, users: users}
+	s := &Service{db: app.DB, caches: app.Caches, clock: app.Clock, bus: app.Bus, users: users}
 	s.suppliers = newResource[Supplier, SupplierInput](s, supplierSpec, indexed)
 	s.suppliers.extra = s.supplierFacts
 	s.projects = newResource[Project, ProjectInput](s, projectSpec, indexed)
@@ -99,15 +101,15 @@ func (s *Service) Department(ctx context.Context, id string) (Ref, error) {
 }
 
 func (s *Service) Suppliers(ctx context.Context, ids []string) (map[string]Ref, error) {
-	return s.suppliers.store.refs(ctx, ids)
+	return s.suppliers.refs(ctx, ids)
 }
 
 func (s *Service) Projects(ctx context.Context, ids []string) (map[string]Ref, error) {
-	return s.projects.store.refs(ctx, ids)
+	return s.projects.refs(ctx, ids)
 }
 
 func (s *Service) Departments(ctx context.Context, ids []string) (map[string]Ref, error) {
-	return s.departments.store.refs(ctx, ids)
+	return s.departments.refs(ctx, ids)
 }
 
 // AddSupplierFacts registers another module's facts about suppliers,
