@@ -92,7 +92,10 @@ func (s *Service) insertDemoUsers(ctx context.Context, set *kernel.DemoSet, want
 			"is_active", "security_stamp", "lockout_enabled", "access_failed_count", "created_at", "updated_at", "version"}, users); err != nil {
 			return err
 		}
-		return s.db.InsertRows(ctx, "user_roles", []string{"user_id", "role_id"}, links)
+		if err := s.db.InsertRows(ctx, "user_roles", []string{"user_id", "role_id"}, links); err != nil {
+			return err
+		}
+		return s.userCreated(ctx)
 	})
 }
 

@@ -148,9 +148,16 @@ func (s *Service) usersChanged(ctx context.Context, userID string) error {
 	return s.holders.Changed(ctx)
 }
 
-// userCreated records a new user: only the role holders can have changed
-// (names are not cached for unknown ids).
-func (s *Service) userCreated(ctx context.Context) error { return s.holders.Changed(ctx) }
+// userCreated records new users: only the role holders can have changed
+// (names are not cached for unknown ids). The counter moves too, so a
+// server sharing a SQLite file with the process that created them (a CLI
+// command) empties its maps within identity.cacheSyncInterval.
+func (s *Service) userCreated(ctx context.Context) error {
+	if err := s.store.bump(ctx, "users_version"); err != nil {
+		return err
+	}
+	return s.holders.Changed(ctx)
+}
 
 // permissionsChanged records a change of the matrix; this node reloads its
 // enforcer once the change commits.
