@@ -126,7 +126,32 @@ func Migrations() []migrate.Migration {
 		)},
 		{Version: 8, Name: "dashboard totals kept by triggers", Up: migrate.PerDialect(totalsSQLite, totalsPostgres)},
 		{Version: 9, Name: "deadline totals kept by triggers", Up: migrate.PerDialect(deadlinesSQLite, deadlinesPostgres)},
-		{Version: 10, Name: "indexes in the order of the detail's thread and of a phase's list", Up: migrate.PerDialect(v10SQLite, v10Postgres)}}
+		{Version: 10, Name: "indexes in the order of the detail's thread and of a phase's list", Up: migrate.PerDialect(v10SQLite, v10Postgres)},
+		{Version: 11, Name: "indexes no query needs since the totals are kept by triggers", Up: migrate.SQL(
+			// Every write pays for every index of its table (a contract's insert
+			// one page each, a move each index holding phase or sla_deadline,
+			// and on Postgres every index, a move not being a HOT update);
+			// docs/query-plans.md ("Indexes a write pays for") shows the plans
+			// that serve each query without these.
+			// The keyset index (created_at, id, value, deleted_at) serves every
+			// range and order of created_at.
+			`DROP INDEX ix_contracts_created`,
+			// The rankings read contract_totals (migration 8); a list filtered
+			// by supplier or project uses ix_contracts_supplier/project.
+			`DROP INDEX ix_contracts_report_supplier`,
+			`DROP INDEX ix_contracts_report_project`,
+			// "Is the published contract live?" is a primary-key read of the
+			// few rows of the part of an hour the buckets do not cover.
+			`DROP INDEX ix_contracts_live_id`,
+			// Only entries into DaPhatHanh are ever looked up by time, so only
+			// they are indexed: the other moves' history rows skip it.
+			`DROP INDEX ix_contract_approvals_published`,
+			`CREATE INDEX ix_contract_approvals_published_at ON contract_approvals (approved_at, contract_id) WHERE to_phase = 'DaPhatHanh'`,
+			// Most contracts name no department; the veto of a department's
+			// deletion (department_id = ?) implies IS NOT NULL on both engines.
+			`DROP INDEX ix_contracts_department`,
+			`CREATE INDEX ix_contracts_department_set ON contracts (department_id) WHERE deleted_at IS NULL AND department_id IS NOT NULL`,
+		)}}
 }
 
 // Version 10 replaces four indexes by ones that end in id, so the orders
