@@ -214,9 +214,6 @@ func (r *Runtime) Move(ctx context.Context, req MoveRequest) (*Moved, error) {
 		if !ok {
 			return engine.StaleDocument(fmt.Sprintf("It is no longer in %s; reload it.", doc.Phase))
 		}
-		if err := r.store().appendHistory(ctx, k.Tables, m); err != nil {
-			return err
-		}
 		if k.Transitioned == nil {
 			return nil
 		}

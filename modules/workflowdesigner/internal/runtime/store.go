@@ -31,10 +31,11 @@ func (s store) exec(ctx context.Context, query string, args ...any) (int64, erro
 	return res.RowsAffected()
 }
 
-// move is the compare-and-set of a transition: it succeeds only while the
-// document is still in its phase at the history head it was read with, so
-// of two concurrent moves exactly one wins. Columns set by hooks are
-// written by the same statement, in name order.
+// move is the compare-and-set of a transition and its history row: it
+// succeeds only while the document is still in its phase at the history
+// head it was read with, so of two concurrent moves exactly one wins (and
+// writes its row). Columns set by hooks are written by the same statement,
+// in name order.
 func (s store) move(ctx context.Context, t Tables, m *Moved) (bool, error) {
 	var q strings.Builder
 	q.WriteString(`UPDATE ` + t.Documents + ` SET phase = $1, sla_deadline = $2, sla_warning_sent = $3, sla_reminded_at = NULL,
@@ -47,8 +48,23 @@ func (s store) move(ctx context.Context, t Tables, m *Moved) (bool, error) {
 	n := len(args)
 	fmt.Fprintf(&q, ` WHERE id = $%d AND phase = $%d AND history_hash = $%d AND deleted_at IS NULL`, n+1, n+2, n+3)
 	args = append(args, m.Doc.ID, m.From, m.Doc.HistoryHash)
+	if s.db.Dialect() == db.Postgres {
+		// One round trip instead of two: the history row is inserted only
+		// when the compare-and-set updated the document, by the same
+		// statement (it reuses the update's typed parameters).
+		q.WriteString(` RETURNING id) INSERT INTO ` + t.History + ` (id, ` + t.Key + `, from_phase, to_phase, approver_user_id, decision,
+			comment, approved_at, hash, prev_hash)`)
+		fmt.Fprintf(&q, ` SELECT CAST($%d AS VARCHAR(36)), moved.id, $%d, $1, $6, CAST($%d AS VARCHAR(16)), CAST($%d AS TEXT), $5, $4, $%d FROM moved`,
+			n+4, n+2, n+5, n+6, n+3)
+		args = append(args, m.HistoryID, m.Decision, m.Comment)
+		changed, err := s.exec(ctx, `WITH moved AS (`+q.String(), args...)
+		return changed == 1, err
+	}
 	changed, err := s.exec(ctx, q.String(), args...)
-	return changed == 1, err
+	if err != nil || changed != 1 {
+		return false, err
+	}
+	return true, s.appendHistory(ctx, t, m)
 }
 
 // appendHistory inserts the move's history row.
