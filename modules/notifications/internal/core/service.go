@@ -99,7 +99,7 @@ func (s *Service) Store(ctx context.Context, e events.Event) error {
 		var holders []string
 		if len(d.Roles) > 0 {
 			var err error
-			if holders, err = s.Directory.UserIDsInRoles(ctx, d.Roles); err != nil {
+			if holders, err = s.Directory.UserIDsInRoles(s.holdersCtx(ctx), d.Roles); err != nil {
 				return fmt.Errorf("notify %s: users in roles %v: %w", d.Kind, d.Roles, err)
 			}
 			holders = distinct(holders)
@@ -130,6 +130,21 @@ func (s *Service) Store(ctx context.Context, e events.Event) error {
 		items = append(items, notify.Item{ID: m.ID, UserIDs: append(told, named...)})
 	}
 	return s.Hub.Announce(ctx, items)
+}
+
+// holdersCtx is the context the role holders of a fan-out are read in. On
+// SQLite it is detached from the publisher's transaction: that transaction
+// holds the one write lock, so nothing commits while it runs and the last
+// committed state a reader sees is the transaction's own view, but for its
+// own writes — and no publisher of a Notifiable event writes users or
+// roles. Read so, the holders come from identity's cache, which never
+// stores what a transaction read. On Postgres the read stays in the
+// transaction: a second connection per move could exhaust the pool.
+func (s *Service) holdersCtx(ctx context.Context) context.Context {
+	if s.DB.Dialect() == db.SQLite {
+		return db.WithoutTx(ctx)
+	}
+	return ctx
 }
 
 // distinct sorts ids and drops duplicates and empty ones.
