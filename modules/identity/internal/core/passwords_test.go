@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -33,27 +32,5 @@ func TestHasherCapsConcurrentHashes(t *testing.T) {
 	}
 	if err := h.burn(context.Background(), "whatever"); err != nil {
 		t.Errorf("burn: %v", err)
-	}
-}
-
-// The hash slots come on top of the cores: GOMAXPROCS is raised once per
-// process by the largest reservation, and the default of
-// identity.hashConcurrency stays the cores the process started with.
-func TestReserveProcs(t *testing.T) {
-	base := hashCores()
-	reserveProcs(3)
-	if got := runtime.GOMAXPROCS(0); got != base+3 {
-		t.Fatalf("GOMAXPROCS %d after reserving 3, want %d", got, base+3)
-	}
-	reserveProcs(2) // a second instance in the process
-	if got := runtime.GOMAXPROCS(0); got != base+3 {
-		t.Errorf("GOMAXPROCS %d after a smaller second reservation, want %d", got, base+3)
-	}
-	if hashCores() != base {
-		t.Errorf("default hash concurrency %d, want the starting %d", hashCores(), base)
-	}
-	c := DefaultConfig()
-	if err := c.validate(false); err != nil || c.HashConcurrency != base {
-		t.Errorf("hashConcurrency 0 became %d (%v), want %d", c.HashConcurrency, err, base)
 	}
 }
