@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -23,8 +24,7 @@ type Config struct {
 	} `mapstructure:"password"`
 	// HashConcurrency caps the password hashes computed at once (logins,
 	// password changes, new users); 0 means one per core the Go runtime
-	// uses (GOMAXPROCS at start). GOMAXPROCS is raised by this many at
-	// provision, so that running hashes never hold every P.
+	// uses (GOMAXPROCS).
 	HashConcurrency int `mapstructure:"hashConcurrency"`
 	// CacheSyncInterval bounds how stale another node's change to
 	// permissions or user security state can be on this node.
@@ -70,7 +70,7 @@ func (c *Config) validate(production bool) error {
 		return fmt.Errorf("config key identity.cacheSyncInterval: must not be negative")
 	}
 	if c.HashConcurrency == 0 {
-		c.HashConcurrency = hashCores()
+		c.HashConcurrency = runtime.GOMAXPROCS(0)
 	}
 	if c.Password.RequiredLength == 0 {
 		c.Password.RequiredLength = 8

@@ -7,9 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -18,11 +16,8 @@ import (
 // hash (PHC string format), so they can be raised later without breaking
 // existing hashes. At most cap(slots) hashes run at once: each holds a core
 // and memoryKiB of memory for tens of milliseconds, so a burst of logins
-// waits its turn instead of growing the heap by memoryKiB per login. The
-// process has that many Ps more than it has cores (reserveProcs), so hashes
-// never hold every P: a request goroutine always finds one, and the kernel
-// shares the cores between its thread and the hashing ones instead of the
-// request waiting up to 10 ms for Go to preempt a hash.
+// waits its turn instead of starving every other request and growing the
+// heap by memoryKiB per login.
 type hasher struct {
 	memoryKiB   uint32
 	iterations  uint32
@@ -34,38 +29,6 @@ const (
 	saltLen = 16
 	keyLen  = 32
 )
-
-// procs records what reserveProcs did to GOMAXPROCS, process-wide: several
-// instances in one process (tests) share one reservation.
-var procs struct {
-	sync.Mutex
-	base, added int
-}
-
-// hashCores is the GOMAXPROCS the process had before any reservation: the
-// default of identity.hashConcurrency.
-func hashCores() int {
-	procs.Lock()
-	defer procs.Unlock()
-	if procs.base == 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return procs.base
-}
-
-// reserveProcs raises GOMAXPROCS to the cores it had plus n (the hash
-// slots), once per process and never lowering it.
-func reserveProcs(n int) {
-	procs.Lock()
-	defer procs.Unlock()
-	if procs.base == 0 {
-		procs.base = runtime.GOMAXPROCS(0)
-	}
-	if n > procs.added {
-		procs.added = n
-		runtime.GOMAXPROCS(procs.base + n)
-	}
-}
 
 // newHasher returns a hasher running at most concurrency hashes at once.
 func newHasher(memoryKiB, iterations uint32, parallelism uint8, concurrency int) *hasher {

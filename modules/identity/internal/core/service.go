@@ -51,7 +51,6 @@ func New(app *kernel.App, cfg *Config) (*Service, error) {
 		return nil, err
 	}
 	h := newHasher(cfg.Password.Hash.MemoryKiB, cfg.Password.Hash.Iterations, cfg.Password.Hash.Parallelism, cfg.HashConcurrency)
-	reserveProcs(cfg.HashConcurrency * int(cfg.Password.Hash.Parallelism))
 	menus := app.Menus()
 	if err := checkGrants(menus); err != nil {
 		return nil, err
