@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,7 +70,7 @@ func testGraph(t *testing.T) *graph {
 		return graphStep{Phase: p, SLAHours: h, Terminal: terminal, InboxRoles: roles}
 	}
 	move := func(from, to, kind, guard string, normal bool, roles ...string) graphMove {
-		return graphMove{From: from, To: to, Kind: kind, Guard: guard, Normal: normal, Roles: roles}
+		return graphMove{From: from, To: to, Kind: workflowdesigner.MoveKind(kind), Guard: guard, Normal: normal, Roles: roles}
 	}
 	g := &graph{ID: "x", Key: "contract-default", Version: 1, Initial: "DangSoanThao", steps: map[string]graphStep{}, moves: []graphMove{
 		move("DangSoanThao", "DangDamPhan", "forward", "", true, "Drafter"),

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"net/http"
 	"slices"
 	"strings"
@@ -32,14 +33,8 @@ type graphStep struct {
 	InboxRoles []string `json:"inboxRoles"`
 }
 
-type graphMove struct {
-	From   string   `json:"from"`
-	To     string   `json:"to"`
-	Kind   string   `json:"kind"`
-	Roles  []string `json:"roles"`
-	Guard  string   `json:"guard"`
-	Normal bool     `json:"normal"`
-}
+// graphMove is a move as the engine declares it.
+type graphMove = workflowdesigner.Transition
 
 // bypassFact is the contract kind's guard fact of the bypass moves.
 const bypassFact = "bypassProcurementAndCCM"
@@ -93,7 +88,7 @@ func (g *graph) derive() error {
 	}
 	for _, p := range g.Normal {
 		for _, m := range g.moves {
-			if m.From == p && m.Kind == "reject" && g.steps[m.To].Terminal {
+			if m.From == p && m.Kind == workflowdesigner.Reject && g.steps[m.To].Terminal {
 				g.RejectFrom, g.Reject = p, m.To
 			}
 		}
@@ -101,38 +96,10 @@ func (g *graph) derive() error {
 	return nil
 }
 
-// next is the normal move out of phase for a contract with the bypass fact
-// set or not: a guarded normal move wins while its guard holds.
-func (g *graph) next(phase string, bypass bool) (graphMove, bool) {
-	var plain *graphMove
-	for i, m := range g.moves {
-		if m.From != phase || !m.Normal {
-			continue
-		}
-		switch m.Guard {
-		case "":
-			plain = &g.moves[i]
-		case bypassFact:
-			if bypass {
-				return m, true
-			}
-		case "!" + bypassFact:
-			if !bypass {
-				return m, true
-			}
-		}
-	}
-	if plain == nil {
-		return graphMove{}, false
-	}
-	return *plain, true
-}
-
-// walk is the phases from the initial one along the normal moves.
 func (g *graph) walk(bypass bool) []string {
 	out := []string{g.Initial}
 	for p := g.Initial; !g.steps[p].Terminal && len(out) <= len(g.steps); {
-		m, ok := g.next(p, bypass)
+		m, ok := (&workflowdesigner.Definition{Spec: workflowdesigner.Spec{Transitions: g.moves}}).NormalMove(p, workflowdesigner.Facts{bypassFact: bypass})
 		if !ok {
 			break
 		}

@@ -66,37 +66,10 @@ func newDemoGraph(def *workflowdesigner.Definition) (*demoGraph, error) {
 	return g, nil
 }
 
-// next is the normal move out of phase: a guarded normal move wins while
-// its guard holds.
-func (g *demoGraph) next(phase string, bypass bool) (workflowdesigner.Transition, bool) {
-	var plain *workflowdesigner.Transition
-	for i, t := range g.def.Transitions {
-		if t.From != phase || !t.Normal {
-			continue
-		}
-		switch t.Guard {
-		case "":
-			plain = &g.def.Transitions[i]
-		case FactBypass:
-			if bypass {
-				return t, true
-			}
-		case "!" + FactBypass:
-			if !bypass {
-				return t, true
-			}
-		}
-	}
-	if plain == nil {
-		return workflowdesigner.Transition{}, false
-	}
-	return *plain, true
-}
-
 func (g *demoGraph) walk(bypass bool) []string {
 	out := []string{g.def.InitialPhase}
 	for p := g.def.InitialPhase; !g.steps[p].Terminal && len(out) <= len(g.steps); {
-		t, ok := g.next(p, bypass)
+		t, ok := g.def.NormalMove(p, workflowdesigner.Facts{FactBypass: bypass})
 		if !ok {
 			break
 		}
