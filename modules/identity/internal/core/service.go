@@ -442,10 +442,33 @@ func (s *Service) UserIDsInRoles(ctx context.Context, roles []string) ([]string,
 	if err != nil {
 		return nil, err
 	}
+	// Each role's holders come sorted (the loader orders them), so their
+	// union is a merge: sorting it was a fifth of a move's notification.
 	var ids []string
 	for _, r := range roles {
-		ids = append(ids, byRole[r]...)
+		ids = union(ids, byRole[r])
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids), nil
+	return ids, nil
+}
+
+// union merges two sorted lists of distinct ids into a new one; it sorts
+// when either is not in Go's order (a database collation may differ).
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	if !slices.IsSorted(a) || !slices.IsSorted(b) {
+		out = append(append(out, a...), b...)
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }

@@ -52,13 +52,19 @@ func (s *store) jsonElements(p string) string {
 }
 
 // audienceID names a set of users: the hash of their sorted ids.
+// The ids are NUL-terminated into one buffer and hashed at once: a write
+// per id cost three times the hashing on a move's hot path.
 func audienceID(sorted []string) string {
-	h := sha256.New()
+	n := len(sorted)
 	for _, u := range sorted {
-		h.Write([]byte(u))
-		h.Write([]byte{0})
+		n += len(u)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	b := make([]byte, 0, n)
+	for _, u := range sorted {
+		b = append(append(b, u...), 0)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // audience stores the set of users (sorted, distinct) unless it is stored

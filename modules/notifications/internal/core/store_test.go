@@ -50,3 +50,11 @@ func BenchmarkFanOut(b *testing.B) {
 		}
 	}
 }
+
+// An audience's id is the hash of its NUL-terminated sorted ids: stored
+// audiences keep their ids whatever computes it.
+func TestAudienceIDIsStable(t *testing.T) {
+	if got := audienceID([]string{"a", "b"}); got != "8fb20ef63ced4145fc2e983ffe597d1dcff39154c3bf21f0fa9dde6a0c50fdc9" {
+		t.Fatalf("audienceID(a, b) = %s, want sha256 of \"a\\0b\\0\"", got)
+	}
+}
