@@ -9,8 +9,8 @@
 // which Postgres delivers on commit only). Every drop bumps a generation, and
 // a load only stores its result when no drop happened while it ran, so a
 // value read before a change can never outlive the change. A load made
-// inside a transaction is never stored: it may see that transaction's own
-// uncommitted writes.
+// inside a transaction is never stored (it may see that transaction's own
+// uncommitted writes); its keys are loaded again after the commit.
 package cache
 
 import (
@@ -111,6 +111,14 @@ func (c *Map[V]) Load(ctx context.Context, keys []string, load func(ctx context.
 	}
 	if !db.InTransaction(ctx) {
 		c.Store(gen, got)
+	} else if usable {
+		// The keys are read again once the transaction commits, outside it,
+		// and kept then, so that the next transaction finds them: on
+		// Postgres every contract move reads the role holders inside its
+		// transaction, and without this they were never cached.
+		db.AfterCommit(ctx, func() {
+			go func() { _, _ = c.Load(db.WithoutTx(context.WithoutCancel(ctx)), missing, load) }()
+		})
 	}
 	return out, nil
 }
