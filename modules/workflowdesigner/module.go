@@ -58,7 +58,7 @@ func (m *Module) Provision(_ context.Context, app *kernel.App) error {
 	if err != nil {
 		return err
 	}
-	m.svc = core.New(app.DB, app.Clock)
+	m.svc = core.New(app.DB, app.Clock, app.Caches)
 	m.rt = runtime.New(m.svc, app.DB, app.Clock, app.Log, app.Bus, *m.cfg, cal)
 	kernel.Provide[Engine](app, m.rt)
 	return nil

@@ -275,9 +275,8 @@ func (d *Designer) Publish(ctx context.Context, by authn.Principal, id string) (
 	now, byID := d.svc.now(), userID(by)
 	var ok bool
 	err = d.svc.db.InTx(ctx, func(ctx context.Context) error {
-		ok, err = d.svc.store.publish(ctx, id, row.Revision, spec, now, byID)
-		if ok {
-			d.svc.published(ctx)
+		if ok, err = d.svc.store.publish(ctx, id, row.Revision, spec, now, byID); ok && err == nil {
+			err = d.svc.published(ctx)
 		}
 		return err
 	})

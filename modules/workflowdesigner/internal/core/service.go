@@ -13,6 +13,7 @@ import (
 	"github.com/contractflow/contractflow/modules/identity"
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/platform/apperr"
+	"github.com/contractflow/contractflow/platform/cache"
 	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/db"
 )
@@ -29,21 +30,16 @@ type Service struct {
 	cache sync.Map // id → *engine.Definition
 
 	// The published definitions of each kind (every inbox and list asks
-	// for them to build its scope), on SQLite only: there the database
-	// serves one node, so this process sees every publication and forgets
-	// the lists once its transaction commits. Postgres may serve several
-	// nodes, none of which would hear of another's publication, so there
-	// the list is read each time. A load stores its result only when no
-	// publication was forgotten while it ran (gen), so a list read before a
-	// publication never outlives it.
-	pubMu sync.RWMutex
-	pub   map[string][]*engine.Definition
-	gen   uint64
+	// for them to build its scope), forgotten on every node when a
+	// publication commits (platform/cache: the Bus tells the other nodes
+	// sharing Postgres).
+	pub *cache.Map[[]*engine.Definition]
 }
 
 // New returns the service.
-func New(database *db.DB, clk clock.Clock) *Service {
-	return &Service{db: database, store: &store{db: database}, clock: clk}
+func New(database *db.DB, clk clock.Clock, caches *cache.Bus) *Service {
+	return &Service{db: database, store: &store{db: database}, clock: clk,
+		pub: cache.New[[]*engine.Definition](caches, "workflowdesigner.published", 16)}
 }
 
 // Definition returns a definition by id.
@@ -80,56 +76,29 @@ func (s *Service) ForDocumentType(ctx context.Context, documentType string) (*en
 // Published returns every published definition of a kind: the ones
 // documents may be pinned to. Callers must not change the slice.
 func (s *Service) Published(ctx context.Context, kind string) ([]*engine.Definition, error) {
-	// Inside a transaction the list may include that transaction's own
-	// uncommitted publication: read it, never store it.
-	cacheable := s.db.Dialect() == db.SQLite && !db.InTransaction(ctx)
-	var gen uint64
-	if cacheable {
-		s.pubMu.RLock()
-		defs, ok := s.pub[kind]
-		gen = s.gen
-		s.pubMu.RUnlock()
-		if ok {
-			return defs, nil
-		}
-	}
-	ids, err := s.store.publishedIDs(ctx, kind)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*engine.Definition, 0, len(ids))
-	for _, id := range ids {
-		d, err := s.Definition(ctx, id)
+	byKind, err := s.pub.Load(ctx, []string{kind}, func(ctx context.Context, _ []string) (map[string][]*engine.Definition, error) {
+		ids, err := s.store.publishedIDs(ctx, kind)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, d)
-	}
-	if cacheable {
-		s.pubMu.Lock()
-		if s.gen == gen {
-			if s.pub == nil {
-				s.pub = map[string][]*engine.Definition{}
+		out := make([]*engine.Definition, 0, len(ids))
+		for _, id := range ids {
+			d, err := s.Definition(ctx, id)
+			if err != nil {
+				return nil, err
 			}
-			s.pub[kind] = out
+			out = append(out, d)
 		}
-		s.pubMu.Unlock()
-	}
-	return out, nil
+		return map[string][]*engine.Definition{kind: out}, nil
+	})
+	return byKind[kind], err
 }
 
 // published is called by every write that makes a definition published,
-// inside its transaction: the cached lists are forgotten once it commits
-// (before the write returns to its caller), and a rolled-back publication
-// changes nothing.
-func (s *Service) published(ctx context.Context) {
-	db.AfterCommit(ctx, func() {
-		s.pubMu.Lock()
-		s.gen++
-		clear(s.pub)
-		s.pubMu.Unlock()
-	})
-}
+// inside its transaction: every node forgets the cached lists once it
+// commits (this one before the write returns to its caller), and a
+// rolled-back publication changes nothing.
+func (s *Service) published(ctx context.Context) error { return s.pub.Changed(ctx) }
 
 // Seed creates each kind's default definitions as published version 1
 // (when no version of their key exists) and assigns them to the document
@@ -161,7 +130,9 @@ func (s *Service) seedDefault(ctx context.Context, k engine.Kind, def engine.Def
 		if err := s.store.insert(ctx, *row, def.Spec); err != nil {
 			return err
 		}
-		s.published(ctx)
+		if err := s.published(ctx); err != nil {
+			return err
+		}
 	case err != nil:
 		return err
 	}
