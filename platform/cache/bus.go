@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,10 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/pglisten"
 )
 
 // Bus carries cache invalidations between the nodes sharing one database.
@@ -33,16 +30,13 @@ import (
 // default); with the connection alive the delay is Postgres's delivery, a
 // few milliseconds.
 type Bus struct {
-	cfg     Config
-	channel string
+	cfg Config
 
 	mu   sync.Mutex
 	maps map[string]dropper
 
-	live   atomic.Bool
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	pid    atomic.Uint32
+	live     atomic.Bool
+	listener pglisten.Listener
 }
 
 // Config is what a Bus needs.
@@ -62,8 +56,6 @@ const ApplicationName = "contractflow-cache"
 const (
 	channelBase = "contractflow_cache"
 	maxPayload  = 7800 // below Postgres's 8000-byte NOTIFY limit
-	minBackoff  = 100 * time.Millisecond
-	maxBackoff  = 5 * time.Second
 )
 
 // NewBus returns a bus; on Postgres the maps answer from memory only once
@@ -91,7 +83,7 @@ func (b *Bus) Live() bool { return b.live.Load() }
 
 // ListenerPID is the backend process id of the listener's connection, 0
 // while it is disconnected or on SQLite (for operators and tests).
-func (b *Bus) ListenerPID() uint32 { return b.pid.Load() }
+func (b *Bus) ListenerPID() uint32 { return b.listener.PID() }
 
 func (b *Bus) register(name string, m dropper) {
 	b.mu.Lock()
@@ -123,34 +115,29 @@ func (b *Bus) drop(name string, keys []string) {
 // Stop); when the first attempt fails it keeps trying in the background and
 // the maps read through to the database meanwhile.
 func (b *Bus) Start(ctx context.Context) error {
-	if b.cfg.DB == nil || b.cfg.DB.Dialect() != db.Postgres || b.cancel != nil {
+	if b.cfg.DB == nil || b.cfg.DB.Dialect() != db.Postgres {
 		return nil
 	}
-	var schema string
-	if err := b.cfg.DB.Conn(db.WithoutTx(ctx)).Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
-		return fmt.Errorf("cache: current schema: %w", err)
+	channel, err := pglisten.Channel(ctx, b.cfg.DB, channelBase)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
 	}
-	b.channel = channelBase + "_" + schema
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b.cancel = cancel
-	conn, err := b.connect(ctx)
+	err = b.listener.Start(ctx, pglisten.Config{
+		DSN: b.cfg.DSN, ApplicationName: ApplicationName, Channel: channel,
+		Name: "cache listener", Log: b.cfg.Log,
+		PingInterval: b.cfg.PingInterval, PingTimeout: b.cfg.PingTimeout,
+		Notify:    b.deliver,
+		Connected: func(bool) { b.connected() },
+		Lost:      b.lost,
+	})
 	if err != nil {
 		b.cfg.Log.Warn("cache listener cannot connect yet; caches read through until it does", "err", err)
 	}
-	b.wg.Add(1)
-	go b.listen(runCtx, conn)
 	return nil
 }
 
 // Stop ends the listener; the maps then read through to the database.
-func (b *Bus) Stop() {
-	if b.cancel == nil {
-		return
-	}
-	b.cancel()
-	b.wg.Wait()
-	b.cancel = nil
-}
+func (b *Bus) Stop() { b.listener.Stop() }
 
 // announce sends the change of keys of map name to the other nodes, inside
 // the transaction in ctx (nothing to send on SQLite).
@@ -200,100 +187,16 @@ func (b *Bus) deliver(payload string) {
 	b.drop(name, strings.Split(keys, ","))
 }
 
-// connect opens the listener connection, listens, empties every map and
-// lets them answer again.
-func (b *Bus) connect(ctx context.Context) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(b.cfg.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("cache: parse database.dsn: %w", err)
-	}
-	cfg.RuntimeParams["application_name"] = ApplicationName
-	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > 5*time.Second {
-		cfg.ConnectTimeout = 5 * time.Second
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{b.channel}.Sanitize()); err != nil {
-		_ = conn.Close(context.Background())
-		return nil, err
-	}
-	// Every change committed from here on is delivered; what came before is
-	// forgotten.
+// connected empties every map and lets them answer again: every change
+// committed from here on is delivered, what came before is forgotten.
+func (b *Bus) connected() {
 	b.dropAll()
-	b.pid.Store(conn.PgConn().PID())
 	b.live.Store(true)
-	return conn, nil
 }
 
 // lost marks the maps unusable and empties them, before anything else can
 // be missed.
 func (b *Bus) lost() {
 	b.live.Store(false)
-	b.pid.Store(0)
 	b.dropAll()
-}
-
-func (b *Bus) listen(ctx context.Context, conn *pgx.Conn) {
-	defer b.wg.Done()
-	backoff := minBackoff
-	for ctx.Err() == nil {
-		if conn == nil {
-			c, err := b.connect(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					break
-				}
-				b.cfg.Log.Warn("cache listener: reconnect failed", "err", err, "retryIn", backoff)
-				select {
-				case <-ctx.Done():
-				case <-time.After(backoff):
-				}
-				backoff = min(2*backoff, maxBackoff)
-				continue
-			}
-			conn, backoff = c, minBackoff
-			b.cfg.Log.Info("cache listener reconnected")
-		}
-		err := b.wait(ctx, conn)
-		b.lost()
-		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = conn.Close(closeCtx)
-		cancel()
-		conn = nil
-		if ctx.Err() == nil {
-			b.cfg.Log.Warn("cache listener lost its connection; reconnecting", "err", err)
-		}
-	}
-	if conn != nil {
-		_ = conn.Close(context.Background())
-	}
-	b.lost()
-}
-
-// wait applies notifications until the connection fails, pinging after
-// PingInterval without news so that a silently dead connection is noticed.
-func (b *Bus) wait(ctx context.Context, conn *pgx.Conn) error {
-	for {
-		wctx, cancel := context.WithTimeout(ctx, b.cfg.PingInterval)
-		n, err := conn.WaitForNotification(wctx)
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			if !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
-				return err
-			}
-			pctx, cancel := context.WithTimeout(ctx, b.cfg.PingTimeout)
-			err = conn.Ping(pctx)
-			cancel()
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		b.deliver(n.Payload)
-	}
 }

@@ -27,17 +27,14 @@ package notify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/pglisten"
 )
 
 // Draft is one notification a producer asks for: what to say, about which
@@ -102,25 +99,27 @@ const channelBase = "contractflow_notifications"
 // maxPayload keeps each NOTIFY under Postgres's 8000-byte limit.
 const maxPayload = 7800
 
-// Reconnection backoff of the listener.
+// Retry backoff of the sender.
 const (
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 5 * time.Second
 )
 
+// pingTimeout is how long the listener's liveness check may take.
+const pingTimeout = 5 * time.Second
+
 // Hub carries the news between nodes. The zero value is not usable; call New.
 type Hub struct {
-	cfg     Config
-	channel string
-	recv    Receiver
-	queue   chan []Item // news to hand to recv
-	outbox  chan []Item // committed news to send to every node (Postgres)
-	resync  chan struct{}
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	pid     uint32 // the listener's backend process id (Postgres), 0 while disconnected
-	stopped chan struct{}
+	cfg      Config
+	channel  string
+	recv     Receiver
+	queue    chan []Item // news to hand to recv
+	outbox   chan []Item // committed news to send to every node (Postgres)
+	resync   chan struct{}
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	listener pglisten.Listener
+	stopped  chan struct{}
 }
 
 // New returns a hub; Start makes it deliver.
@@ -147,19 +146,24 @@ func (h *Hub) Start(ctx context.Context, r Receiver) error {
 	if h.cfg.DB.Dialect() != db.Postgres {
 		return nil
 	}
-	var schema string
-	if err := h.cfg.DB.Conn(ctx).Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+	channel, err := pglisten.Channel(ctx, h.cfg.DB, channelBase)
+	if err != nil {
 		cancel()
 		h.wg.Wait()
-		return fmt.Errorf("notify: current schema: %w", err)
+		return fmt.Errorf("notify: %w", err)
 	}
-	h.channel = channelBase + "_" + schema
-	conn, err := h.connect(ctx)
+	h.channel = channel
+	err = h.listener.Start(ctx, pglisten.Config{
+		DSN: h.cfg.DSN, ApplicationName: ApplicationName, Channel: channel,
+		Name: "notification listener", Log: h.cfg.Log,
+		PingInterval: h.cfg.PingInterval, PingTimeout: pingTimeout,
+		Notify:    h.heard,
+		Connected: h.connected,
+	})
 	if err != nil {
 		h.cfg.Log.Warn("notification listener cannot connect yet; retrying", "err", err)
 	}
-	h.wg.Add(2)
-	go h.listen(runCtx, conn)
+	h.wg.Add(1)
 	go h.send(runCtx)
 	return nil
 }
@@ -169,6 +173,7 @@ func (h *Hub) Stop() {
 	if h.cancel == nil {
 		return
 	}
+	h.listener.Stop()
 	h.cancel()
 	h.wg.Wait()
 	h.cancel = nil
@@ -179,11 +184,7 @@ func (h *Hub) Channel() string { return h.channel }
 
 // ListenerPID is the backend process id of the listener's connection, 0
 // while it is disconnected or on SQLite (for operators and tests).
-func (h *Hub) ListenerPID() uint32 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.pid
-}
+func (h *Hub) ListenerPID() uint32 { return h.listener.PID() }
 
 // Announce tells every node about items stored in the transaction in ctx,
 // once that transaction commits: on SQLite the news is handed to this
@@ -328,100 +329,21 @@ func decode(payload string) []Item {
 	return out
 }
 
-// connect opens the listener connection and starts listening.
-func (h *Hub) connect(ctx context.Context) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(h.cfg.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("notify: parse database.dsn: %w", err)
-	}
-	cfg.RuntimeParams["application_name"] = ApplicationName
-	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > 5*time.Second {
-		cfg.ConnectTimeout = 5 * time.Second
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{h.channel}.Sanitize()); err != nil {
-		_ = conn.Close(context.Background())
-		return nil, err
-	}
-	h.mu.Lock()
-	h.pid = conn.PgConn().PID()
-	h.mu.Unlock()
-	return conn, nil
-}
-
-// listen waits for news on conn and reconnects, with backoff, whenever the
-// connection is lost; after each reconnection the receiver resyncs.
-func (h *Hub) listen(ctx context.Context, conn *pgx.Conn) {
-	defer h.wg.Done()
-	backoff := minBackoff
-	for ctx.Err() == nil {
-		if conn == nil {
-			c, err := h.connect(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				h.cfg.Log.Warn("notification listener: reconnect failed", "err", err, "retryIn", backoff)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
-				}
-				backoff = min(2*backoff, maxBackoff)
-				continue
-			}
-			conn, backoff = c, minBackoff
-			h.cfg.Log.Info("notification listener reconnected")
-			select {
-			case h.resync <- struct{}{}:
-			default: // one is already pending
-			}
-		}
-		err := h.wait(ctx, conn)
-		h.mu.Lock()
-		h.pid = 0
-		h.mu.Unlock()
-		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = conn.Close(closeCtx)
-		cancel()
-		conn = nil
-		if ctx.Err() == nil {
-			h.cfg.Log.Warn("notification listener lost its connection; reconnecting", "err", err)
-		}
-	}
-	if conn != nil {
-		_ = conn.Close(context.Background())
+// heard queues the news in one notification for the receiver.
+func (h *Hub) heard(payload string) {
+	if items := decode(payload); len(items) > 0 {
+		h.enqueue(items)
 	}
 }
 
-// wait delivers notifications until the connection fails. When nothing
-// arrives for PingInterval it pings, so a connection that died silently is
-// noticed.
-func (h *Hub) wait(ctx context.Context, conn *pgx.Conn) error {
-	for {
-		wctx, cancel := context.WithTimeout(ctx, h.cfg.PingInterval)
-		n, err := conn.WaitForNotification(wctx)
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			if !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
-				return err
-			}
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err = conn.Ping(pctx)
-			cancel()
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if items := decode(n.Payload); len(items) > 0 {
-			h.enqueue(items)
-		}
+// connected asks the receiver to catch up from the rows when news may have
+// been missed (every connection but Start's first).
+func (h *Hub) connected(gap bool) {
+	if !gap {
+		return
+	}
+	select {
+	case h.resync <- struct{}{}:
+	default: // one is already pending
 	}
 }
