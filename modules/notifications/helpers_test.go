@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -131,11 +132,11 @@ func draftAbout(entity string, users ...string) notify.Draft {
 		EntityID: entity, UserIDs: users}
 }
 
-var entitySeq int
+// entitySeq is shared by the parallel tests.
+var entitySeq atomic.Int64
 
 func uuidLike() string {
-	entitySeq++
-	return fmt.Sprintf("00000000-0000-7000-8000-%012d", entitySeq)
+	return fmt.Sprintf("00000000-0000-7000-8000-%012d", entitySeq.Add(1))
 }
 
 // say publishes drafts the way a producer does: inside a transaction.
