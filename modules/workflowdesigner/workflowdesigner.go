@@ -89,6 +89,27 @@ func InboxTotal(ctx context.Context, sc Scope, req paging.Request, n int) (int64
 	return runtime.InboxTotal(ctx, sc, req, n)
 }
 
+// ListPage is one page of kind's documents that p may see, as a list or an
+// inbox: read under p's scope, then shaped in one batch (names resolved once
+// per page, not per row).
+func ListPage[Row, Item any](ctx context.Context, e Engine, kind string, p authn.Principal, req paging.Request,
+	read func(context.Context, Scope, paging.Request) ([]Row, int64, error),
+	shape func(context.Context, []Row) ([]Item, error)) (paging.Page[Item], error) {
+	sc, err := e.Scope(ctx, kind, p)
+	if err != nil {
+		return paging.Page[Item]{}, err
+	}
+	rows, total, err := read(ctx, sc, req)
+	if err != nil {
+		return paging.Page[Item]{}, err
+	}
+	items, err := shape(ctx, rows)
+	if err != nil {
+		return paging.Page[Item]{}, err
+	}
+	return paging.NewPage(items, req, total), nil
+}
+
 // ActorOf is who asks for a move; nil is the system.
 func ActorOf(p *authn.Principal) Actor { return runtime.ActorOf(p) }
 

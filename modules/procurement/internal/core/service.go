@@ -145,40 +145,25 @@ func (s *Service) List(ctx context.Context, p authn.Principal, f listFilter, req
 	if err := fields.Err(); err != nil {
 		return paging.Page[Summary]{}, err
 	}
-	sc, err := s.Workflows.Scope(ctx, KindName, p)
-	if err != nil {
-		return paging.Page[Summary]{}, err
+	read := func(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Evaluation, int64, error) {
+		return s.store.list(ctx, sc, f, req)
 	}
-	rows, total, err := s.store.list(ctx, sc, f, req)
-	if err != nil {
-		return paging.Page[Summary]{}, err
-	}
-	items, err := s.summaries(ctx, rows)
-	if err != nil {
-		return paging.Page[Summary]{}, err
-	}
-	return paging.NewPage(items, req, total), nil
+	return workflowdesigner.ListPage(ctx, s.Workflows, KindName, p, req, read, s.summaries)
 }
 
 // Inbox returns the evaluations waiting on the caller's roles, most urgent first.
 func (s *Service) Inbox(ctx context.Context, p authn.Principal, req paging.Request) (paging.Page[InboxItem], error) {
-	sc, err := s.Workflows.Scope(ctx, KindName, p)
-	if err != nil {
-		return paging.Page[InboxItem]{}, err
-	}
-	rows, total, err := s.store.inbox(ctx, sc, req)
-	if err != nil {
-		return paging.Page[InboxItem]{}, err
-	}
+	return workflowdesigner.ListPage(ctx, s.Workflows, KindName, p, req, s.store.inbox, s.inboxItems)
+}
+
+// inboxItems are the summaries of rows, each with its urgency.
+func (s *Service) inboxItems(ctx context.Context, rows []Evaluation) ([]InboxItem, error) {
 	sums, err := s.summaries(ctx, rows)
-	if err != nil {
-		return paging.Page[InboxItem]{}, err
-	}
 	items := make([]InboxItem, len(sums))
 	for i, sm := range sums {
 		items[i] = InboxItem{Summary: sm, Urgency: s.Workflows.Urgency(sm.SLADeadline)}
 	}
-	return paging.NewPage(items, req, total), nil
+	return items, err
 }
 
 // summaries shapes rows, resolving projects and creators in one batch each.
