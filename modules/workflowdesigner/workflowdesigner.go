@@ -6,6 +6,7 @@ package workflowdesigner
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -13,6 +14,7 @@ import (
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/engine"
 	"github.com/contractflow/contractflow/modules/workflowdesigner/internal/runtime"
 	"github.com/contractflow/contractflow/platform/authn"
+	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/notify"
 	"github.com/contractflow/contractflow/platform/paging"
 )
@@ -108,6 +110,25 @@ func ListPage[Row, Item any](ctx context.Context, e Engine, kind string, p authn
 		return paging.Page[Item]{}, err
 	}
 	return paging.NewPage(items, req, total), nil
+}
+
+// TransitionRequest is a user's request to move a document: the body of
+// POST …/{id}/transitions of every kind.
+type TransitionRequest struct {
+	ToPhase string `json:"toPhase" validate:"required"`
+	Comment string `json:"comment" validate:"max=4000"`
+	Version *int   `json:"version"`
+}
+
+// MoveFor makes the move p asks for on doc of kind: the comment trimmed and
+// the request checked, then e.Move. The caller has checked that p may see
+// doc.
+func MoveFor(ctx context.Context, e Engine, kind string, doc Document, p *authn.Principal, in TransitionRequest) (*Moved, error) {
+	in.Comment = strings.TrimSpace(in.Comment)
+	if err := httpx.Validate(in); err != nil {
+		return nil, err
+	}
+	return e.Move(ctx, MoveRequest{Kind: kind, Doc: doc, To: in.ToPhase, By: p, Comment: in.Comment, Version: in.Version})
 }
 
 // ActorOf is who asks for a move; nil is the system.

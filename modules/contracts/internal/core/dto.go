@@ -118,11 +118,7 @@ type UpdateRequest struct {
 }
 
 // TransitionRequest is the body of POST /api/contracts/{id}/transitions.
-type TransitionRequest struct {
-	ToPhase string `json:"toPhase" validate:"required"`
-	Comment string `json:"comment" validate:"max=4000"`
-	Version *int   `json:"version"`
-}
+type TransitionRequest = workflowdesigner.TransitionRequest
 
 // CommentRequest is the body of POST /api/contracts/{id}/comments.
 type CommentRequest struct {

@@ -3,14 +3,12 @@ package core
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/events"
-	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/sequence"
 )
 
@@ -65,12 +63,7 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 	if err != nil {
 		return Detail{}, err
 	}
-	in.Comment = strings.TrimSpace(in.Comment)
-	if err := httpx.Validate(in); err != nil {
-		return Detail{}, err
-	}
-	m, err := s.Workflows.Move(ctx, workflowdesigner.MoveRequest{Kind: KindName, Doc: documentOf(c), To: in.ToPhase,
-		By: &p, Comment: in.Comment, Version: in.Version})
+	m, err := workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(c), &p, in)
 	if err != nil {
 		return Detail{}, err
 	}

@@ -141,11 +141,7 @@ type WinnerRequest struct {
 }
 
 // TransitionRequest is the body of POST /{id}/transitions.
-type TransitionRequest struct {
-	ToPhase string `json:"toPhase" validate:"required"`
-	Comment string `json:"comment" validate:"max=4000"`
-	Version *int   `json:"version"`
-}
+type TransitionRequest = workflowdesigner.TransitionRequest
 
 // OpinionRequest is the body of PUT /{id}/opinions/{kind}.
 type OpinionRequest struct {

@@ -125,12 +125,7 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 	if err != nil {
 		return Detail{}, err
 	}
-	in.Comment = strings.TrimSpace(in.Comment)
-	if err := httpx.Validate(in); err != nil {
-		return Detail{}, err
-	}
-	m, err := s.Workflows.Move(ctx, workflowdesigner.MoveRequest{Kind: KindName, Doc: documentOf(e), To: in.ToPhase,
-		By: &p, Comment: in.Comment, Version: in.Version})
+	m, err := workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(e), &p, in)
 	if err != nil {
 		return Detail{}, err
 	}
