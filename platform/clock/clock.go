@@ -47,3 +47,13 @@ func (m *Manual) Advance(d time.Duration) {
 	m.now = m.now.Add(d)
 	m.mu.Unlock()
 }
+
+// UTC is an optional instant in UTC, the zone every answer uses (nil stays
+// nil).
+func UTC(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/contractflow/contractflow/platform/clock"
 	"github.com/contractflow/contractflow/platform/money"
 	"github.com/contractflow/contractflow/platform/paging"
 )
@@ -165,7 +166,7 @@ func budgetDTO(b *Budget) BudgetDTO {
 		FiscalYear: b.FiscalYear, Currency: b.Currency, Status: b.Status, OnExceed: b.OnExceed, Description: b.Description,
 		PlannedTotal: b.PlannedTotal, AdjustmentsTotal: b.AdjustmentsTotal, ReservedTotal: b.ReservedTotal,
 		CommittedTotal: b.CommittedTotal, ActualTotal: b.ActualTotal, Remaining: b.Remaining,
-		ApprovedAt: utcp(b.ApprovedAt), ApprovedBy: b.ApprovedBy, ClosedAt: utcp(b.ClosedAt), ClosedBy: b.ClosedBy,
+		ApprovedAt: clock.UTC(b.ApprovedAt), ApprovedBy: b.ApprovedBy, ClosedAt: clock.UTC(b.ClosedAt), ClosedBy: b.ClosedBy,
 		Version: b.Version, CreatedAt: b.CreatedAt.UTC(), CreatedBy: b.CreatedBy, UpdatedAt: b.UpdatedAt.UTC(), UpdatedBy: b.UpdatedBy}
 }
 
@@ -192,12 +193,4 @@ func commitmentDTO(c *Commitment) CommitmentDTO {
 func adjustmentDTO(a *Adjustment) AdjustmentDTO {
 	return AdjustmentDTO{ID: a.ID, BudgetLineID: a.BudgetLineID, Delta: a.Delta, Reason: a.Reason,
 		CreatedAt: a.CreatedAt.UTC(), CreatedBy: a.CreatedBy}
-}
-
-func utcp(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }

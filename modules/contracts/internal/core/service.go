@@ -178,7 +178,7 @@ func (s *Service) summaries(ctx context.Context, rows []Contract) ([]Summary, er
 func summary(c *Contract, suppliers, projects map[string]masterdata.Ref, names map[string]string) Summary {
 	sm := Summary{ID: c.ID, Title: c.Title, ContractType: c.ContractType, Phase: c.Phase, MaHopDong: c.MaHopDong,
 		Value: c.Value, Currency: c.Currency, BypassProcurementAndCCM: c.BypassProcurementAndCCM,
-		SLADeadline: utc(c.SLADeadline), DrafterID: c.DrafterID, DrafterName: names[c.DrafterID],
+		SLADeadline: clock.UTC(c.SLADeadline), DrafterID: c.DrafterID, DrafterName: names[c.DrafterID],
 		CreatedAt: c.CreatedAt.UTC(), Version: c.Version}
 	if r, ok := suppliers[c.SupplierID]; ok {
 		sm.Supplier = &Ref{ID: r.ID, Code: r.Code, Name: r.Name}
@@ -189,14 +189,6 @@ func summary(c *Contract, suppliers, projects map[string]masterdata.Ref, names m
 		}
 	}
 	return sm
-}
-
-func utc(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }
 
 func dedupe(ids []string) []string {

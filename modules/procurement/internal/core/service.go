@@ -190,21 +190,13 @@ func (s *Service) summaries(ctx context.Context, rows []Evaluation) ([]Summary, 
 
 func summary(e *Evaluation, projects map[string]masterdata.Ref, names map[string]string) Summary {
 	sm := Summary{ID: e.ID, MaPhieu: e.MaPhieu, Policy: e.Policy, Title: e.Title, Category: e.Category,
-		EstimatedValue: e.EstimatedValue, Currency: e.Currency, Phase: e.Phase, SLADeadline: utc(e.SLADeadline),
+		EstimatedValue: e.EstimatedValue, Currency: e.Currency, Phase: e.Phase, SLADeadline: clock.UTC(e.SLADeadline),
 		SelectedQuotationID: e.SelectedQuotationID, ContractID: e.ContractID, CreatedBy: e.CreatedBy,
 		CreatedByName: names[e.CreatedBy], CreatedAt: e.CreatedAt.UTC(), Version: e.Version}
 	if r, ok := projects[e.ProjectID]; ok {
 		sm.Project = &Ref{ID: r.ID, Code: r.Code, Name: r.Name}
 	}
 	return sm
-}
-
-func utc(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }
 
 func dedupe(ids []string) []string {
@@ -295,7 +287,7 @@ func (s *Service) shape(p authn.Principal, e *Evaluation, def *workflowdesigner.
 	d := Detail{Summary: summary(e, projects, names), ProjectID: e.ProjectID, DepartmentID: e.DepartmentID,
 		Description: e.Description, SLAWarningSent: e.SLAWarningSent, Quotations: compare(nil, nil, nil),
 		SelectionReason: e.SelectionReason, PaymentTerms: terms(e.PaymentTerms), RequiredOpinions: []string{},
-		Opinions: []OpinionDTO{}, History: []workflowdesigner.HistoryEntry{}, ApprovedAt: utc(e.ApprovedAt),
+		Opinions: []OpinionDTO{}, History: []workflowdesigner.HistoryEntry{}, ApprovedAt: clock.UTC(e.ApprovedAt),
 		WorkflowDefinitionID: e.WorkflowDefinitionID, UpdatedAt: e.UpdatedAt.UTC(), UpdatedBy: e.UpdatedBy,
 		AllowedTransitions: s.Workflows.AllowedMoves(def, p, documentOf(e))}
 	if e.DepartmentID != nil {
@@ -577,5 +569,5 @@ func (s *Service) SupplierFacts(ctx context.Context, supplierID string) (map[str
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"approvedEvaluations": n, "lastApprovedAt": utc(last)}, nil
+	return map[string]any{"approvedEvaluations": n, "lastApprovedAt": clock.UTC(last)}, nil
 }
