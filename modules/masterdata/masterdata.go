@@ -24,6 +24,7 @@ import (
 
 	"github.com/contractflow/contractflow/modules/masterdata/internal/core"
 	"github.com/contractflow/contractflow/platform/apperr"
+	"github.com/contractflow/contractflow/platform/events"
 )
 
 // Lookup answers other modules' questions about master data. Obtain it with
@@ -113,3 +114,43 @@ const TopicDeleted = core.TopicDeleted
 // InUse is the error that vetoes a delete (409 in_use). detail tells the
 // user what still uses the record.
 func InUse(detail string) *apperr.Error { return core.InUse(detail) }
+
+// Veto is the TopicDeleted subscriber (events.InTx) of a module whose live
+// documents name master data in the columns supplier_id, project_id and
+// department_id: referencing says whether a live document names id in
+// column, and the refusal says "A live <document> references this <kind>."
+func Veto(document string, referencing func(ctx context.Context, column, id string) (bool, error)) events.Handler {
+	return func(ctx context.Context, e events.Event) error {
+		d := e.(Deleted)
+		column := map[Kind]string{KindSupplier: "supplier_id", KindProject: "project_id", KindDepartment: "department_id"}[d.Kind]
+		if column == "" {
+			return nil
+		}
+		used, err := referencing(ctx, column, d.ID)
+		if err != nil || !used {
+			return err
+		}
+		return InUse("A live " + document + " references this " + string(d.Kind) + ".")
+	}
+}
+
+// CheckRef checks the record id that a request names in field: one that does
+// not exist or is inactive is a field error added to fields; a record found
+// is put in into (nil for none). Other errors are returned.
+func CheckRef(ctx context.Context, fields apperr.Fields, field string, lookup func(context.Context, string) (Ref, error), id string, into map[string]Ref) error {
+	r, err := lookup(ctx, id)
+	if apperr.KindOf(err) == apperr.KindNotFound {
+		fields.Add(field, "No such record.")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !r.IsActive {
+		fields.Add(field, "The record is inactive.")
+	}
+	if into != nil {
+		into[id] = r
+	}
+	return nil
+}

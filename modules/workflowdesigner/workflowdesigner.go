@@ -112,6 +112,22 @@ func ListPage[Row, Item any](ctx context.Context, e Engine, kind string, p authn
 	return paging.NewPage(items, req, total), nil
 }
 
+// Each is shape followed by item on each of its results: for an inbox page,
+// the kind's summaries each made an item with its urgency.
+func Each[Row, Sum, Item any](shape func(context.Context, []Row) ([]Sum, error), item func(Sum) Item) func(context.Context, []Row) ([]Item, error) {
+	return func(ctx context.Context, rows []Row) ([]Item, error) {
+		sums, err := shape(ctx, rows)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Item, len(sums))
+		for i, sm := range sums {
+			out[i] = item(sm)
+		}
+		return out, nil
+	}
+}
+
 // TransitionRequest is a user's request to move a document: the body of
 // POST …/{id}/transitions of every kind.
 type TransitionRequest struct {

@@ -132,17 +132,13 @@ func (s *Service) List(ctx context.Context, p authn.Principal, f listFilter, req
 
 // Inbox returns the contracts waiting on the caller's roles, most urgent first.
 func (s *Service) Inbox(ctx context.Context, p authn.Principal, req paging.Request) (paging.Page[InboxItem], error) {
-	return workflowdesigner.ListPage(ctx, s.Workflows, KindName, p, req, s.store.inbox, s.inboxItems)
+	return workflowdesigner.ListPage(ctx, s.Workflows, KindName, p, req, s.store.inbox,
+		workflowdesigner.Each(s.summaries, s.inboxItem))
 }
 
-// inboxItems are the summaries of rows, each with its urgency.
-func (s *Service) inboxItems(ctx context.Context, rows []Contract) ([]InboxItem, error) {
-	sums, err := s.summaries(ctx, rows)
-	items := make([]InboxItem, len(sums))
-	for i, sm := range sums {
-		items[i] = InboxItem{Summary: sm, Urgency: s.Workflows.Urgency(sm.SLADeadline)}
-	}
-	return items, err
+// inboxItem is a summary with its urgency.
+func (s *Service) inboxItem(sm Summary) InboxItem {
+	return InboxItem{Summary: sm, Urgency: s.Workflows.Urgency(sm.SLADeadline)}
 }
 
 // summaries shapes rows, resolving suppliers, projects and drafters in one
@@ -293,36 +289,19 @@ type refs struct {
 func (s *Service) checkRefs(ctx context.Context, in *CreateRequest) (refs, error) {
 	found := refs{suppliers: map[string]masterdata.Ref{}, projects: map[string]masterdata.Ref{}}
 	fields := apperr.Fields{}
-	check := func(field string, lookup func(context.Context, string) (masterdata.Ref, error), id string, into map[string]masterdata.Ref) error {
-		r, err := lookup(ctx, id)
-		if apperr.KindOf(err) == apperr.KindNotFound {
-			fields.Add(field, "No such record.")
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !r.IsActive {
-			fields.Add(field, "The record is inactive.")
-		}
-		if into != nil {
-			into[id] = r
-		}
-		return nil
-	}
-	if err := check("SupplierId", s.MasterData.Supplier, in.SupplierID, found.suppliers); err != nil {
+	if err := masterdata.CheckRef(ctx, fields, "SupplierId", s.MasterData.Supplier, in.SupplierID, found.suppliers); err != nil {
 		return found, err
 	}
 	switch {
 	case in.ProjectID != nil:
-		if err := check("ProjectId", s.MasterData.Project, *in.ProjectID, found.projects); err != nil {
+		if err := masterdata.CheckRef(ctx, fields, "ProjectId", s.MasterData.Project, *in.ProjectID, found.projects); err != nil {
 			return found, err
 		}
 	case !isFramework(in.ContractType):
 		fields.Add("ProjectId", "Is required for this contract type.")
 	}
 	if in.DepartmentID != nil {
-		if err := check("DepartmentId", s.MasterData.Department, *in.DepartmentID, nil); err != nil {
+		if err := masterdata.CheckRef(ctx, fields, "DepartmentId", s.MasterData.Department, *in.DepartmentID, nil); err != nil {
 			return found, err
 		}
 	}
@@ -542,15 +521,5 @@ func (s *Service) AddComment(ctx context.Context, p authn.Principal, id string, 
 // live contract references (masterdata publishes the deletion in its
 // transaction).
 func (s *Service) VetoMasterDataDelete(ctx context.Context, e events.Event) error {
-	d := e.(masterdata.Deleted)
-	column := map[masterdata.Kind]string{masterdata.KindSupplier: "supplier_id", masterdata.KindProject: "project_id",
-		masterdata.KindDepartment: "department_id"}[d.Kind]
-	if column == "" {
-		return nil
-	}
-	used, err := s.store.referencing(ctx, column, d.ID)
-	if err != nil || !used {
-		return err
-	}
-	return masterdata.InUse("A live contract references this " + string(d.Kind) + ".")
+	return masterdata.Veto("contract", s.store.referencing)(ctx, e)
 }
