@@ -53,6 +53,22 @@ type result struct {
 	RawOf   string
 }
 
+// add folds another run of the same work into r: the rounds of a
+// scenario measured in turns with another (budgetMoves).
+func (r *result) add(o result) {
+	r.Clients, r.Group, r.RawOf = o.Clients, o.Group, o.RawOf
+	r.Ops += o.Ops
+	r.Errors += o.Errors
+	r.Elapsed += o.Elapsed
+	r.CPU += o.CPU
+	r.Lat = append(r.Lat, o.Lat...)
+	slices.Sort(r.Lat)
+	r.PeakRSS = max(r.PeakRSS, o.PeakRSS)
+	if r.FirstErr == "" {
+		r.FirstErr = o.FirstErr
+	}
+}
+
 // cpuPerOp is the CPU time per finished operation.
 func (r result) cpuPerOp() time.Duration {
 	if r.Ops == 0 || r.CPU <= 0 {

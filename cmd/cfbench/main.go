@@ -307,6 +307,16 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	runScenario(s.transition())
 	runScenario(s.create())
+	if o.only == nil || o.only.MatchString(budgetPlain) || o.only.MatchString(budgetLine) {
+		logf("scenarios %s / %s: %d clients, alternating rounds", budgetPlain, budgetLine, o.limits.Clients)
+		for _, r := range s.budgetMoves(ctx) {
+			rep.HTTP = append(rep.HTTP, r)
+			logf("  %s: %s moves, %s req/s, p99 %s, %d errors, server CPU/move %s", r.Name, thousands(r.Ops), rate(r.rate()), ms(r.pct(.99)), r.Errors, cpuMS(r.cpuPerOp()))
+			if r.FirstErr != "" {
+				logf("  first error: %s", r.FirstErr)
+			}
+		}
+	}
 	for _, sc := range s.procurementWrites() {
 		if ctx.Err() != nil {
 			return ctx.Err()
