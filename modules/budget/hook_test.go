@@ -221,25 +221,37 @@ func TestContractLineValidation(t *testing.T) {
 	})
 }
 
-// TestReleaseOnDeleteAndReturn: deleting a contract releases what it holds;
-// a definition with a return out of DangTrinhKy releases on the return and
-// reserves again on the way back.
+// TestReleaseOnDeleteAndReturn: deleting a contract releases what it holds
+// on any line; a definition with a return out of DangTrinhKy releases on the
+// return and reserves again on the way back.
 func TestReleaseOnDeleteAndReturn(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		b, l := e.approvedLine(t, "Block", 1000)
-		// A contract in DangSoanThao holding an entry posted for it by hand.
+		other, ol := e.approvedLine(t, "Warn", 1000)
+		// A contract in DangSoanThao holding entries posted for it by hand,
+		// on its own line and on another one.
 		c := e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 300})
-		r := e.do("POST", "/api/budgets/"+b.ID+"/lines/"+l.ID+"/commitments", e.admin, map[string]any{"contractId": c.ID, "amount": 300, "kind": "Reserved"})
-		if r.Status != 201 {
-			t.Fatalf("post: %d %s", r.Status, r.Body)
+		for _, post := range []struct {
+			budget, line string
+			body         map[string]any
+		}{
+			{b.ID, l.ID, map[string]any{"contractId": c.ID, "amount": 300, "kind": "Reserved"}},
+			{other.ID, ol.ID, map[string]any{"contractId": c.ID, "amount": 100, "kind": "Reserved"}},
+			{other.ID, ol.ID, map[string]any{"contractId": c.ID, "amount": 50, "kind": "Committed"}},
+		} {
+			if r := e.do("POST", "/api/budgets/"+post.budget+"/lines/"+post.line+"/commitments", e.admin, post.body); r.Status != 201 {
+				t.Fatalf("post: %d %s", r.Status, r.Body)
+			}
 		}
 		if r := e.do("DELETE", "/api/contracts/"+c.ID, e.admin, nil); r.Status != 204 {
 			t.Fatalf("delete contract: %d %s", r.Status, r.Body)
 		}
 		wantAmounts(t, "after delete", lineFigures(e.get(t, b.ID).line("L1")), "1000", "0", "0", "0", "1000")
-		if n := e.count(t, "SELECT COUNT(*) FROM budget_commitments WHERE contract_id = ? AND kind = 'Released' AND note = 'Released: contract deleted.'", c.ID); n != 1 {
-			t.Errorf("%d release rows on delete, want 1", n)
+		wantAmounts(t, "other line after delete", lineFigures(e.get(t, other.ID).line("L1")), "1000", "0", "0", "0", "1000")
+		if n := e.count(t, "SELECT COUNT(*) FROM budget_commitments WHERE contract_id = ? AND kind = 'Released' AND note = 'Released: contract deleted.'", c.ID); n != 2 {
+			t.Errorf("%d release rows on delete, want one per line", n)
 		}
+		e.checkTotals(t)
 
 		e.withReturnFromSignature(t)
 		c = e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 700})
@@ -252,6 +264,40 @@ func TestReleaseOnDeleteAndReturn(t *testing.T) {
 		e.drive(t, c.ID, DangTrinhKy)
 		wantAmounts(t, "reserved again", lineFigures(e.get(t, b.ID).line("L1")), "1000", "700", "0", "0", "300")
 		e.checkTotals(t)
+	})
+}
+
+// TestReleaseOnDeletedLine: what a contract holds on a line is released when
+// it leaves signature even if the line is gone since (here an entry posted
+// by hand on a Draft budget, which let the move through without a check,
+// and the budget deleted afterwards).
+func TestReleaseOnDeletedLine(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		draft := e.newBudget(t, nil)
+		dl := e.addLine(t, draft.ID, "L1", 1000)
+		c := e.newContract(t, map[string]any{"budgetLineId": dl.ID, "value": 400})
+		e.drive(t, c.ID, DangKiemTraCCM)
+		r := e.do("POST", "/api/budgets/"+draft.ID+"/lines/"+dl.ID+"/commitments", e.admin, map[string]any{"contractId": c.ID, "amount": 400, "kind": "Reserved"})
+		if r.Status != 201 {
+			t.Fatalf("post: %d %s", r.Status, r.Body)
+		}
+		e.drive(t, c.ID, DangTrinhKy) // already holds a reservation: no check
+		if r := e.do("DELETE", "/api/budgets/"+draft.ID, e.admin, nil); r.Status != 204 {
+			t.Fatalf("delete budget: %d %s", r.Status, r.Body)
+		}
+		if r := e.move(c.ID, TuChoi, "Không ký"); r.Status != 200 {
+			t.Fatalf("reject: %d %s", r.Status, r.Body)
+		}
+		if n := e.count(t, "SELECT COUNT(*) FROM budget_commitments WHERE contract_id = ? AND closed_at IS NULL", c.ID); n != 0 {
+			t.Errorf("%d entries still open", n)
+		}
+		if n := e.count(t, "SELECT COUNT(*) FROM budget_commitments WHERE contract_id = ? AND kind = 'Released' AND amount = 40000", c.ID); n != 1 {
+			t.Errorf("%d release rows, want 1", n)
+		}
+		// The deleted line and budget hold nothing either.
+		if n := e.count(t, "SELECT COUNT(*) FROM budget_lines l JOIN budgets b ON b.id = l.budget_id WHERE l.id = ? AND l.reserved_amount = 0 AND l.remaining = 100000 AND b.reserved_total = 0", dl.ID); n != 1 {
+			t.Error("the deleted line or its budget still counts the reservation")
+		}
 	})
 }
 

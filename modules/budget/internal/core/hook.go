@@ -10,7 +10,6 @@ import (
 	"github.com/contractflow/contractflow/modules/contracts"
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/apperr"
-	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/money"
 	"github.com/contractflow/contractflow/platform/notify"
@@ -87,133 +86,122 @@ func (s *Service) OnContractMove(ctx context.Context, m *workflowdesigner.Moved)
 	if want == "" && had == "" {
 		return nil // neither phase concerns the budget: no query at all
 	}
+	why := cause{at: m.At, actor: m.ActorID, why: "contract moved " + m.From + " → " + m.To, move: m}
 	if want == KindReserved && had == "" {
-		done, err := s.reserve(ctx, m, c)
-		if done || err != nil {
+		e := why.entry(*c.BudgetLineID, c.ID)
+		e.Kind, e.Amount, e.Note = KindReserved, c.Value, why.note(KindReserved)
+		if done, err := s.store.reserve(ctx, c.ProjectID, &e); done || err != nil {
 			return err
 		}
 	}
-	line, err := s.store.lineByID(ctx, *c.BudgetLineID)
-	if db.IsNotFound(err) {
-		if want == "" {
-			return nil // the line is gone: nothing to release on it
-		}
-		return exceeded("The budget line this contract names no longer exists; name another line before signature.", *c.BudgetLineID)
-	}
+	return s.settle(ctx, *c.BudgetLineID, c, want, why)
+}
+
+// cause is why the hook changes what a contract holds: a move (the Warn
+// path needs it), or a deletion.
+type cause struct {
+	at    time.Time
+	actor *string
+	why   string // ends each entry's note
+	move  *workflowdesigner.Moved
+}
+
+// entry starts the ledger entry of contractID on a line that this change adds.
+func (why cause) entry(lineID, contractID string) Commitment {
+	return Commitment{ID: uuid.Must(uuid.NewV7()).String(), BudgetLineID: lineID, ContractID: &contractID,
+		Source: SourceContract, CreatedAt: why.at, CreatedBy: why.actor}
+}
+
+// note is the note of an entry of kind this change adds.
+func (why cause) note(kind string) string { return kind + ": " + why.why + "." }
+
+// settle brings what contract c holds on a line to want (an entry kind, or
+// "" for nothing), inside the caller's transaction: under the budget's
+// lock it reads the line, its budget and c's open entries, decides here,
+// and writes at most one posting — three statements on Postgres (lock and
+// budget, line and entries, write), up to six on SQLite. A move that
+// changes nothing writes nothing. It answers every case reserve leaves,
+// with the exact reason when it refuses.
+func (s *Service) settle(ctx context.Context, lineID string, c contracts.Snapshot, want string, why cause) error {
+	h, found, err := s.store.holding(ctx, lineID, c.ID, true)
 	if err != nil {
 		return err
 	}
-	return s.mutateBudget(ctx, line.BudgetID, func(ctx context.Context, b *Budget) ([]string, error) {
-		l, err := s.store.line(ctx, b.ID, line.ID)
-		if err != nil {
-			return nil, err
+	held := h.HeldReserved + h.HeldCommitted
+	p := posting{Entry: why.entry(lineID, c.ID)}
+	e, over := &p.Entry, false
+	switch {
+	case want == "" && held == 0:
+		return nil
+	case want == "": // released, wherever the line is now
+		p.CloseHeld, p.Reserved, p.Committed = true, -h.HeldReserved, -h.HeldCommitted
+		e.Kind, e.Amount, e.ClosedAt = KindReleased, held, &why.at
+	case held > 0 && (want == KindReserved || h.HeldReserved == 0):
+		return nil // already holds what the phase calls for (a commitment stays one)
+	case held > 0: // the reservation becomes a commitment, no check
+		p.CloseHeld, p.Reserved, p.Committed = true, -h.HeldReserved, h.HeldReserved
+		e.Kind, e.Amount = KindCommitted, held
+	case !found || !h.Live:
+		return exceeded("The budget line this contract names no longer exists; name another line before signature.", lineID)
+	default:
+		if err := checkReservation(c, want, &h, lineID); err != nil {
+			return err
 		}
-		held, err := s.store.held(ctx, l.ID, &c.ID)
-		if err != nil {
-			return nil, err
+		e.Kind, e.Amount, over = want, c.Value, c.Value > h.Remaining
+		if want == KindReserved {
+			p.Reserved = c.Value
+		} else {
+			p.Committed = c.Value
 		}
-		var heldKind string
-		var heldSum money.Amount
-		ids := make([]string, len(held))
-		for i, h := range held {
-			heldKind, heldSum, ids[i] = h.Kind, heldSum+h.Amount, h.ID
-		}
-		entry := &Commitment{ID: uuid.Must(uuid.NewV7()).String(), BudgetLineID: l.ID, ContractID: &c.ID,
-			Source: SourceContract, CreatedAt: m.At, CreatedBy: m.ActorID}
-		switch {
-		case want == "" && len(held) == 0:
-			return nil, nil
-		case want == "":
-			entry.Kind, entry.Amount, entry.ClosedAt = KindReleased, heldSum, &m.At
-			entry.Note = fmt.Sprintf("Released: contract moved %s → %s.", m.From, m.To)
-		case len(held) > 0 && (heldKind == want || heldKind == KindCommitted):
-			return nil, nil // already holds what the phase calls for
-		case len(held) > 0: // a reservation becomes a commitment
-			entry.Kind, entry.Amount = KindCommitted, heldSum
-			entry.Note = fmt.Sprintf("Committed: contract moved %s → %s.", m.From, m.To)
-		default:
-			if err := s.checkReservation(ctx, m, c, b, l); err != nil {
-				return nil, err
-			}
-			entry.Kind, entry.Amount = want, c.Value
-			entry.Note = fmt.Sprintf("%s: contract moved %s → %s.", want, m.From, m.To)
-		}
-		if err := s.store.close(ctx, ids, m.At, entry.ID); err != nil {
-			return nil, err
-		}
-		return []string{l.ID}, s.store.insert(ctx, entry)
-	})
-}
-
-// reserve is the common case of the hook, a contract going to signature
-// on a line of an Approved budget that funds its project, in three small
-// statements: the budget's totals (its row lock first, as every writer of
-// a budget takes it), the line's — only while its remaining covers the
-// value, or under Warn — and the ledger entry. It reports false, having
-// written nothing, when the move needs the full path: the budget is not
-// Approved or funds another project, the line is gone or short under
-// Block, or the contract already holds something on it; that path then
-// answers with the exact reason.
-func (s *Service) reserve(ctx context.Context, m *workflowdesigner.Moved, c contracts.Snapshot) (bool, error) {
-	b, ok, err := s.store.reserveBudget(ctx, *c.BudgetLineID, c.ProjectID, c.Value)
-	if err != nil || !ok {
-		return false, err
 	}
-	l, ok, err := s.store.reserveLine(ctx, *c.BudgetLineID, c.ID, c.Value, b.OnExceed == ExceedWarn)
-	if err != nil {
-		return false, err
+	e.Note = why.note(e.Kind)
+	if err := s.store.post(ctx, h.BudgetID, p); err != nil {
+		return err
 	}
-	if !ok {
-		return false, s.store.reserveBudgetUndo(ctx, b.ID, c.Value)
-	}
-	entry := &Commitment{ID: uuid.Must(uuid.NewV7()).String(), BudgetLineID: l.ID, ContractID: &c.ID, Kind: KindReserved,
-		Amount: c.Value, Source: SourceContract, CreatedAt: m.At, CreatedBy: m.ActorID,
-		Note: fmt.Sprintf("%s: contract moved %s → %s.", KindReserved, m.From, m.To)}
-	if err := s.store.insertEntry(ctx, entry); err != nil {
-		return false, err
-	}
-	before := l.Remaining + c.Value
-	if c.Value <= before {
-		return true, nil
-	}
-	msg := fmt.Sprintf("Line %s of budget %s has %s %s remaining; this contract needs %s (short by %s).",
-		l.Code, b.Code, before, b.Currency, c.Value, c.Value-before)
-	m.Warn("Budget overdrawn: " + msg)
-	return true, s.Bus.Publish(ctx, Overdrawn{BudgetID: b.ID, BudgetCode: b.Code, LineID: l.ID, LineCode: l.Code, ContractID: c.ID,
-		ContractTitle: c.Title, DrafterID: c.DrafterID, ActorID: m.ActorID, Amount: c.Value, RemainingBefore: before, Message: msg, At: m.At})
-}
-
-// checkReservation decides whether a contract may take c.Value of line l
-// of budget b; under Warn a shortfall becomes a warning on the move and an
-// Overdrawn event.
-func (s *Service) checkReservation(ctx context.Context, m *workflowdesigner.Moved, c contracts.Snapshot, b *Budget, l *Line) error {
-	switch b.Status {
-	case StatusDraft:
-		return exceeded(fmt.Sprintf("Budget %s is not approved yet; approve it before a contract on line %s goes to signature.", b.Code, l.Code), l.ID)
-	case StatusClosed:
-		return exceeded(fmt.Sprintf("Budget %s is Closed and takes no new reservations; name a line of an open budget.", b.Code), l.ID)
-	}
-	if b.ProjectID != nil && (c.ProjectID == nil || !sameRef(b.ProjectID, c.ProjectID)) {
-		return exceeded(fmt.Sprintf("Budget %s funds another project than this contract's.", b.Code), l.ID)
-	}
-	if err := fitsTotal("Value", l.ReservedAmount, c.Value); err != nil {
-		return exceeded("The reservation would carry the line's total past the largest amount.", l.ID)
-	}
-	if err := fitsTotal("Value", b.ReservedTotal, c.Value); err != nil {
-		return exceeded("The reservation would carry the budget's total past the largest amount.", l.ID)
-	}
-	if c.Value <= l.Remaining {
+	if !over {
 		return nil
 	}
-	msg := fmt.Sprintf("Line %s of budget %s has %s %s remaining; this contract needs %s (short by %s).",
-		l.Code, b.Code, l.Remaining, b.Currency, c.Value, c.Value-l.Remaining)
-	if b.OnExceed == ExceedBlock {
-		return exceeded(msg+" The budget blocks overdrawing: adjust the line or name another.", l.ID).
-			With("remaining", l.Remaining).With("required", c.Value)
+	// Overdrawn under Warn (Block refused it above).
+	msg := h.shortfall(c.Value)
+	why.move.Warn("Budget overdrawn: " + msg)
+	return s.Bus.Publish(ctx, Overdrawn{BudgetID: h.BudgetID, BudgetCode: h.BudgetCode, LineID: lineID, LineCode: h.LineCode,
+		ContractID: c.ID, ContractTitle: c.Title, DrafterID: c.DrafterID, ActorID: why.actor, Amount: c.Value,
+		RemainingBefore: h.Remaining, Message: msg, At: why.at})
+}
+
+// checkReservation decides whether contract c may newly hold c.Value of a
+// line as want; a shortfall under Warn passes (settle warns once written).
+func checkReservation(c contracts.Snapshot, want string, h *lineHolding, lineID string) error {
+	switch h.Status {
+	case StatusDraft:
+		return exceeded(fmt.Sprintf("Budget %s is not approved yet; approve it before a contract on line %s goes to signature.", h.BudgetCode, h.LineCode), lineID)
+	case StatusClosed:
+		return exceeded(fmt.Sprintf("Budget %s is Closed and takes no new reservations; name a line of an open budget.", h.BudgetCode), lineID)
 	}
-	m.Warn("Budget overdrawn: " + msg)
-	return s.Bus.Publish(ctx, Overdrawn{BudgetID: b.ID, BudgetCode: b.Code, LineID: l.ID, LineCode: l.Code, ContractID: c.ID,
-		ContractTitle: c.Title, DrafterID: c.DrafterID, ActorID: m.ActorID, Amount: c.Value, RemainingBefore: l.Remaining, Message: msg, At: m.At})
+	if h.ProjectID != nil && (c.ProjectID == nil || !sameRef(h.ProjectID, c.ProjectID)) {
+		return exceeded(fmt.Sprintf("Budget %s funds another project than this contract's.", h.BudgetCode), lineID)
+	}
+	line, budget := h.LineReserved, h.BudgetReserved
+	if want == KindCommitted {
+		line, budget = h.LineCommitted, h.BudgetCommitted
+	}
+	if fitsTotal("Value", line, c.Value) != nil {
+		return exceeded("The reservation would carry the line's total past the largest amount.", lineID)
+	}
+	if fitsTotal("Value", budget, c.Value) != nil {
+		return exceeded("The reservation would carry the budget's total past the largest amount.", lineID)
+	}
+	if c.Value <= h.Remaining || h.OnExceed != ExceedBlock {
+		return nil
+	}
+	return exceeded(h.shortfall(c.Value)+" The budget blocks overdrawing: adjust the line or name another.", lineID).
+		With("remaining", h.Remaining).With("required", c.Value)
+}
+
+// shortfall says by how much the line's remaining amount misses value.
+func (h *lineHolding) shortfall(value money.Amount) string {
+	return fmt.Sprintf("Line %s of budget %s has %s %s remaining; this contract needs %s (short by %s).",
+		h.LineCode, h.BudgetCode, h.Remaining, h.Currency, value, value-h.Remaining)
 }
 
 func exceeded(detail, lineID string) *apperr.Error {
@@ -241,25 +229,18 @@ func (s *Service) CheckContractLine(ctx context.Context, e events.Event) error {
 	if _, err := uuid.Parse(*lineID); err != nil {
 		return bad("Must be a UUID.")
 	}
-	l, err := s.store.lineByID(ctx, *lineID)
-	if db.IsNotFound(err) {
-		return bad("No such budget line.")
-	}
+	h, found, err := s.store.holding(ctx, *lineID, "", false)
 	if err != nil {
 		return err
 	}
-	b, err := s.store.budget(ctx, l.BudgetID, false)
-	if db.IsNotFound(err) {
+	if !found || !h.Live {
 		return bad("No such budget line.")
-	}
-	if err != nil {
-		return err
 	}
 	switch {
-	case b.Status == StatusClosed:
-		return bad("Budget " + b.Code + " is Closed; name a line of an open budget.")
-	case b.ProjectID != nil && (projectID == nil || !sameRef(b.ProjectID, projectID)):
-		return bad("Line " + l.Code + " belongs to budget " + b.Code + ", which funds another project.")
+	case h.Status == StatusClosed:
+		return bad("Budget " + h.BudgetCode + " is Closed; name a line of an open budget.")
+	case h.ProjectID != nil && (projectID == nil || !sameRef(h.ProjectID, projectID)):
+		return bad("Line " + h.LineCode + " belongs to budget " + h.BudgetCode + ", which funds another project.")
 	}
 	return nil
 }
@@ -271,49 +252,13 @@ func (s *Service) ReleaseDeletedContract(ctx context.Context, e events.Event) er
 	if !ok {
 		return nil
 	}
-	held, err := s.store.heldByContract(ctx, d.ContractID)
-	if err != nil || len(held) == 0 {
+	lines, err := s.store.heldLines(ctx, d.BudgetLineID, d.ContractID)
+	if err != nil {
 		return err
 	}
-	byLine := map[string][]Commitment{}
-	var order []string
-	for _, h := range held {
-		if _, seen := byLine[h.BudgetLineID]; !seen {
-			order = append(order, h.BudgetLineID)
-		}
-		byLine[h.BudgetLineID] = append(byLine[h.BudgetLineID], h)
-	}
-	now := s.now()
-	for _, lineID := range order {
-		var l Line
-		if err := s.DB.Conn(ctx).Where("id = ?", lineID).Take(&l).Error; err != nil {
-			return err
-		}
-		err := s.DB.InTx(ctx, func(ctx context.Context) error {
-			if _, err := s.store.budget(ctx, l.BudgetID, true); err != nil && !db.IsNotFound(err) {
-				return err
-			}
-			// Read again under the lock: a concurrent move may have changed it.
-			rows, err := s.store.held(ctx, lineID, &d.ContractID)
-			if err != nil || len(rows) == 0 {
-				return err
-			}
-			entry := &Commitment{ID: uuid.Must(uuid.NewV7()).String(), BudgetLineID: lineID, ContractID: &d.ContractID,
-				Kind: KindReleased, Source: SourceContract, Note: "Released: contract deleted.", ClosedAt: &now, CreatedAt: now}
-			ids := make([]string, len(rows))
-			for i, r := range rows {
-				entry.Amount += r.Amount
-				ids[i] = r.ID
-			}
-			if err := s.store.close(ctx, ids, now, entry.ID); err != nil {
-				return err
-			}
-			if err := s.store.insert(ctx, entry); err != nil {
-				return err
-			}
-			return s.store.recompute(ctx, l.BudgetID, lineID)
-		})
-		if err != nil {
+	why := cause{at: s.now(), why: "contract deleted"}
+	for _, lineID := range lines {
+		if err := s.settle(ctx, lineID, contracts.Snapshot{ID: d.ContractID}, "", why); err != nil {
 			return err
 		}
 	}

@@ -108,15 +108,6 @@ func (s *store) line(ctx context.Context, budgetID, id string) (*Line, error) {
 	return &l, nil
 }
 
-// lineByID returns a live line whatever its budget.
-func (s *store) lineByID(ctx context.Context, id string) (*Line, error) {
-	var l Line
-	if err := s.liveLines(ctx).Where("id = ?", id).Take(&l).Error; err != nil {
-		return nil, err
-	}
-	return &l, nil
-}
-
 func (s *store) lines(ctx context.Context, budgetID string) ([]Line, error) {
 	var rows []Line
 	err := s.liveLines(ctx).Where("budget_id = ?", budgetID).Order("code").Find(&rows).Error
@@ -174,14 +165,6 @@ func (s *store) held(ctx context.Context, lineID string, contractID *string) ([]
 	return rows, err
 }
 
-// heldByContract returns the open entries a contract holds on any line.
-func (s *store) heldByContract(ctx context.Context, contractID string) ([]Commitment, error) {
-	var rows []Commitment
-	err := s.conn(ctx).Where("contract_id = ? AND closed_at IS NULL AND kind IN ?", contractID, []string{KindReserved, KindCommitted}).
-		Order("budget_line_id, created_at, id").Find(&rows).Error
-	return rows, err
-}
-
 // close marks entries closed, superseded by the entry that replaced them.
 func (s *store) close(ctx context.Context, ids []string, now time.Time, by string) error {
 	if len(ids) == 0 {
@@ -230,74 +213,209 @@ func (s *store) recompute(ctx context.Context, budgetID string, lineIDs ...strin
 	return c.Exec(`UPDATE budgets SET remaining = planned_total - reserved_total - committed_total - actual_total WHERE id = ?`, budgetID).Error
 }
 
-// raw runs a statement below GORM on the transaction in ctx (the contract
+// raw runs a statement below GORM on the transaction in ctx: the contract
 // hook's statements are small enough that the ORM's work per statement
-// would be most of their cost). Placeholders are $1…$n, numbered in order
-// of first use, which both engines read so.
+// would be most of their cost. Placeholders are $1…$n, numbered in order of
+// first use, which both engines read so.
 func (s *store) raw(ctx context.Context) gorm.ConnPool { return s.conn(ctx).Statement.ConnPool }
 
-// reservedBudget is what the hook's reservation needs of the budget.
-type reservedBudget struct {
-	ID, Code, OnExceed, Currency string
-}
+// heldKinds are the entry kinds a contract holds on its line.
+const heldKinds = `('` + KindReserved + `', '` + KindCommitted + `')`
 
-// reserveBudget adds amount to the reserved total of the budget of a live
-// line, provided the budget is live, Approved and funds projectID (or any
-// project), and the total stays within money.Max. It takes the budget's
-// row lock, as every other writer of the budget does first. False when no
-// budget qualified.
-func (s *store) reserveBudget(ctx context.Context, lineID string, projectID *string, amount money.Amount) (reservedBudget, bool, error) {
-	var b reservedBudget
-	err := s.raw(ctx).QueryRowContext(ctx, `UPDATE budgets SET reserved_total = reserved_total + $1, remaining = remaining - $1
-		WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $2 AND deleted_at IS NULL)
-		AND deleted_at IS NULL AND status = $3 AND (project_id IS NULL OR project_id = $4) AND reserved_total <= $5
-		RETURNING id, code, on_exceed, currency`,
-		amount, lineID, StatusApproved, projectID, money.Max-amount).Scan(&b.ID, &b.Code, &b.OnExceed, &b.Currency)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, false, nil
-	}
-	return b, err == nil, err
-}
-
-// reserveBudgetUndo takes back what reserveBudget added.
-func (s *store) reserveBudgetUndo(ctx context.Context, budgetID string, amount money.Amount) error {
-	_, err := s.raw(ctx).ExecContext(ctx, `UPDATE budgets SET reserved_total = reserved_total - $1, remaining = remaining + $1 WHERE id = $2`,
-		amount, budgetID)
-	return err
-}
-
-// reservedLine is what the hook's reservation needs of the line, after it.
-type reservedLine struct {
-	ID, Code  string
-	Remaining money.Amount
-}
-
-// reserveLine adds amount to a live line's reserved amount, provided its
-// remaining covers it (or overdraw is allowed), its total stays within
-// money.Max and the contract holds nothing open on it. The condition is
-// checked on the row as it is when the update locks it, so concurrent
-// reservations never take more than remains. False when it did not apply.
-func (s *store) reserveLine(ctx context.Context, lineID, contractID string, amount money.Amount, overdraw bool) (reservedLine, bool, error) {
-	l := reservedLine{ID: lineID}
-	err := s.raw(ctx).QueryRowContext(ctx, `UPDATE budget_lines SET reserved_amount = reserved_amount + $1, remaining = remaining - $1
-		WHERE id = $2 AND deleted_at IS NULL AND (remaining >= $1 OR $3) AND reserved_amount <= $4
+// reserve is the common case of the hook, a contract going to signature on
+// a line of an Approved budget that funds its project, written without a
+// read: the budget's totals (its row lock first, as every writer of a
+// budget takes it), the line's — only while its remaining covers the value
+// — and e, the Reserved entry. Every condition is checked by the statement
+// that writes, on the row as it is when the statement locks it (Postgres
+// re-checks it on the newest version; SQLite has one writer), so
+// concurrent reservations never take more than remains; the totals move by
+// exactly the entry's amount in the same transaction. One statement on
+// Postgres, three on SQLite (which has no data-modifying CTE), none with
+// RETURNING: SQLite builds an ephemeral table for it. It reports false,
+// having changed nothing, when the move needs settle: the budget is not
+// Approved or funds another project, the line is gone or short (under
+// Warn too: settle warns), or the contract holds something on the line.
+func (s *store) reserve(ctx context.Context, projectID *string, e *Commitment) (bool, error) {
+	c := s.raw(ctx)
+	// SQLite numbers $n parameters in order of first use: each statement
+	// lists its own in that order; Postgres numbers them as written.
+	budget := `UPDATE budgets SET reserved_total = reserved_total + $1, remaining = remaining - $1
+		WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $2 AND deleted_at IS NULL) AND deleted_at IS NULL
+		AND reserved_total <= $3 AND status = '` + StatusApproved + `' AND (project_id IS NULL OR project_id = $4)`
+	line := `UPDATE budget_lines SET reserved_amount = reserved_amount + $1, remaining = remaining - $1
+		WHERE id = $2 AND deleted_at IS NULL AND reserved_amount <= $3 AND remaining >= $1
 		AND NOT EXISTS (SELECT 1 FROM budget_commitments c WHERE c.contract_id = $5 AND c.budget_line_id = $2
-			AND c.closed_at IS NULL AND c.kind IN ($6, $7))
-		RETURNING code, remaining`,
-		amount, lineID, overdraw, money.Max-amount, contractID, KindReserved, KindCommitted).Scan(&l.Code, &l.Remaining)
-	if errors.Is(err, sql.ErrNoRows) {
-		return l, false, nil
+			AND c.closed_at IS NULL AND c.kind IN ` + heldKinds + `)`
+	ceiling := money.Max - e.Amount // the largest total the amount fits on
+	var budgeted, lined bool
+	if s.db.Dialect() == db.Postgres {
+		// The line's update waits for the budget's (EXISTS), which takes the
+		// budget's lock first; the entry goes in only if the line's applied.
+		var nb, nl int
+		err := c.QueryRowContext(ctx, `WITH budget_totals AS (`+budget+` RETURNING id),
+			line_totals AS (`+line+` AND EXISTS (SELECT 1 FROM budget_totals) RETURNING id),
+			entry AS (INSERT INTO budget_commitments (id, budget_line_id, contract_id, amount, kind, note, source, created_at, created_by)
+				SELECT CAST($6 AS VARCHAR(36)), id, $5, $1, CAST($7 AS VARCHAR(16)), CAST($8 AS TEXT), CAST($9 AS VARCHAR(16)),
+					CAST($10 AS TIMESTAMP), CAST($11 AS VARCHAR(36)) FROM line_totals)
+			SELECT (SELECT COUNT(*) FROM budget_totals), (SELECT COUNT(*) FROM line_totals)`,
+			e.Amount, e.BudgetLineID, ceiling, projectID, e.ContractID, e.ID, e.Kind, e.Note, e.Source, e.CreatedAt, e.CreatedBy).Scan(&nb, &nl)
+		if err != nil {
+			return false, err
+		}
+		budgeted, lined = nb == 1, nl == 1
+	} else {
+		var err error
+		if budgeted, err = applied(c.ExecContext(ctx, budget, e.Amount, e.BudgetLineID, ceiling, projectID)); err != nil || !budgeted {
+			return false, err
+		}
+		if lined, err = applied(c.ExecContext(ctx, line, e.Amount, e.BudgetLineID, ceiling, e.ContractID)); err != nil {
+			return false, err
+		}
+		if lined {
+			return true, s.insertEntry(ctx, e)
+		}
 	}
-	return l, err == nil, err
+	if budgeted && !lined { // undo the budget's share
+		_, err := c.ExecContext(ctx, `UPDATE budgets SET reserved_total = reserved_total - $1, remaining = remaining + $1
+			WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $2)`, e.Amount, e.BudgetLineID)
+		return false, err
+	}
+	return lined, nil
+}
+
+// applied reports whether an UPDATE changed a row.
+func applied(r sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	return n == 1, err
 }
 
 // insertEntry writes one ledger entry.
-func (s *store) insertEntry(ctx context.Context, c *Commitment) error {
+func (s *store) insertEntry(ctx context.Context, e *Commitment) error {
 	_, err := s.raw(ctx).ExecContext(ctx, `INSERT INTO budget_commitments
 		(id, budget_line_id, contract_id, amount, kind, note, source, closed_at, superseded_by, created_at, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		c.ID, c.BudgetLineID, c.ContractID, c.Amount, c.Kind, c.Note, c.Source, c.ClosedAt, c.SupersededBy, c.CreatedAt, c.CreatedBy)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10)`,
+		e.ID, e.BudgetLineID, e.ContractID, e.Amount, e.Kind, e.Note, e.Source, e.ClosedAt, e.CreatedAt, e.CreatedBy)
 	return err
+}
+
+// lineHolding is what the hook decides from: a line (live or deleted),
+// its budget, and what one contract holds open on the line.
+type lineHolding struct {
+	LineCode, BudgetID, BudgetCode, Status, OnExceed, Currency string
+	ProjectID                                                  *string
+	Live                                                       bool // neither the line nor its budget is deleted
+	Remaining, LineReserved, LineCommitted                     money.Amount
+	BudgetReserved, BudgetCommitted                            money.Amount
+	HeldReserved, HeldCommitted                                money.Amount // the contract's open entries
+}
+
+// holding reads a line, its budget and what contractID holds on it; false
+// when the line does not exist. With lock, on Postgres, it takes the
+// budget's row lock first, as every writer of a budget does: the line and
+// the entries, read after it, then include every committed change and no
+// other writer can change them until the transaction ends. (SQLite's one
+// writer connection with IMMEDIATE transactions serializes writers
+// already.) Two single-table statements rather than a join of the two
+// tables, which SQLite prepared again at every execution (its parser ran
+// each time in instruction counts); these stay prepared.
+func (s *store) holding(ctx context.Context, lineID, contractID string, lock bool) (lineHolding, bool, error) {
+	var h lineHolding
+	q := `SELECT id, code, status, on_exceed, currency, project_id, reserved_total, committed_total, deleted_at IS NULL
+		FROM budgets WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $1)`
+	if lock && s.db.Dialect() == db.Postgres {
+		q += ` FOR UPDATE`
+	}
+	var budgetLive, lineLive bool
+	err := s.raw(ctx).QueryRowContext(ctx, q, lineID).Scan(&h.BudgetID, &h.BudgetCode, &h.Status, &h.OnExceed, &h.Currency,
+		&h.ProjectID, &h.BudgetReserved, &h.BudgetCommitted, &budgetLive)
+	if errors.Is(err, sql.ErrNoRows) {
+		return h, false, nil
+	}
+	if err != nil {
+		return h, false, err
+	}
+	held := func(kind string) string {
+		return `CAST(COALESCE((SELECT SUM(c.amount) FROM budget_commitments c WHERE c.contract_id = $1 AND c.budget_line_id = l.id
+			AND c.closed_at IS NULL AND c.kind = '` + kind + `'), 0) AS BIGINT)`
+	}
+	err = s.raw(ctx).QueryRowContext(ctx, `SELECT `+held(KindReserved)+`, `+held(KindCommitted)+`,
+		l.code, l.remaining, l.reserved_amount, l.committed_amount, l.deleted_at IS NULL FROM budget_lines l WHERE l.id = $2`,
+		contractID, lineID).Scan(&h.HeldReserved, &h.HeldCommitted, &h.LineCode, &h.Remaining, &h.LineReserved, &h.LineCommitted, &lineLive)
+	h.Live = budgetLive && lineLive
+	return h, err == nil, err
+}
+
+// posting is one change the contract hook makes on a line: optionally the
+// contract's open entries closed (superseded by Entry), Entry added, and
+// the line's and the budget's totals moved by Reserved and Committed.
+// Under the budget's lock the totals were exact before, so adding the
+// same amounts the rows changed by keeps them exact.
+type posting struct {
+	CloseHeld           bool
+	Reserved, Committed money.Amount
+	Entry               Commitment
+}
+
+// post writes a posting: one statement on Postgres, whose data-modifying
+// CTEs all run, and up to four on SQLite, which has none.
+func (s *store) post(ctx context.Context, budgetID string, p posting) error {
+	e, c := &p.Entry, s.raw(ctx)
+	if s.db.Dialect() == db.Postgres {
+		_, err := c.ExecContext(ctx, `WITH closed_entries AS (UPDATE budget_commitments SET closed_at = $1, superseded_by = $2
+			WHERE $3 AND contract_id = $4 AND budget_line_id = $5 AND closed_at IS NULL AND kind IN `+heldKinds+`),
+		line_totals AS (UPDATE budget_lines SET reserved_amount = reserved_amount + $6, committed_amount = committed_amount + $7,
+			remaining = remaining - $6 - $7 WHERE id = $5),
+		budget_totals AS (UPDATE budgets SET reserved_total = reserved_total + $6, committed_total = committed_total + $7,
+			remaining = remaining - $6 - $7 WHERE id = $8)
+		INSERT INTO budget_commitments (id, budget_line_id, contract_id, amount, kind, note, source, closed_at, superseded_by, created_at, created_by)
+		VALUES ($2, $5, $4, $9, $10, $11, $12, $13, NULL, $1, $14)`,
+			e.CreatedAt, e.ID, p.CloseHeld, e.ContractID, e.BudgetLineID, p.Reserved, p.Committed, budgetID,
+			e.Amount, e.Kind, e.Note, e.Source, e.ClosedAt, e.CreatedBy)
+		return err
+	}
+	if p.CloseHeld {
+		if _, err := c.ExecContext(ctx, `UPDATE budget_commitments SET closed_at = $1, superseded_by = $2
+			WHERE contract_id = $3 AND budget_line_id = $4 AND closed_at IS NULL AND kind IN `+heldKinds,
+			e.CreatedAt, e.ID, e.ContractID, e.BudgetLineID); err != nil {
+			return err
+		}
+	}
+	if _, err := c.ExecContext(ctx, `UPDATE budget_lines SET reserved_amount = reserved_amount + $1, committed_amount = committed_amount + $2,
+		remaining = remaining - $1 - $2 WHERE id = $3`, p.Reserved, p.Committed, e.BudgetLineID); err != nil {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, `UPDATE budgets SET reserved_total = reserved_total + $1, committed_total = committed_total + $2,
+		remaining = remaining - $1 - $2 WHERE id = $3`, p.Reserved, p.Committed, budgetID); err != nil {
+		return err
+	}
+	return s.insertEntry(ctx, e)
+}
+
+// heldLines lists the lines on which a contract holds open entries: its
+// own line (lineID, nil for none), where the hook's entries are, and any
+// line where entries were posted for it by hand.
+func (s *store) heldLines(ctx context.Context, lineID *string, contractID string) ([]string, error) {
+	rows, err := s.raw(ctx).QueryContext(ctx, `SELECT budget_line_id FROM budget_commitments
+		WHERE budget_line_id = $1 AND closed_at IS NULL AND kind IN `+heldKinds+` AND contract_id = $2
+		UNION SELECT budget_line_id FROM budget_commitments
+		WHERE contract_id = $2 AND source = '`+SourceManual+`' AND closed_at IS NULL AND kind IN `+heldKinds+` ORDER BY 1`, lineID, contractID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // utilisation totals the budgets in force per project.
