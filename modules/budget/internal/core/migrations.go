@@ -84,5 +84,18 @@ func Migrations() []migrate.Migration {
 			created_at TIMESTAMP NOT NULL,
 			created_by VARCHAR(36) NULL)`,
 		`CREATE INDEX ix_budget_adjustments_line ON budget_adjustments (budget_line_id, created_at)`,
+	)}, {Version: 2, Name: "one index of a line's ledger", Up: migrate.SQL(
+		// Every ledger entry a contract move adds went into five b-trees,
+		// each a page the commit writes: the three indexes of version 1
+		// become one, led by the line, which answers the line's totals, its
+		// open entries, whether it has any, and what a contract holds on it.
+		// Entries posted by hand for a contract keep a small index of their
+		// own (a deleted contract's are released wherever they are); the
+		// hook's own entries are all on the contract's line.
+		`DROP INDEX ix_budget_commitments_open`,
+		`DROP INDEX ix_budget_commitments_contract`,
+		`DROP INDEX ix_budget_commitments_line`,
+		`CREATE INDEX ix_budget_commitments_line ON budget_commitments (budget_line_id, closed_at, kind, contract_id, amount)`,
+		`CREATE INDEX ix_budget_commitments_manual ON budget_commitments (contract_id) WHERE source = 'manual' AND contract_id IS NOT NULL`,
 	)}}
 }
