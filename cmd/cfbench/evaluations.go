@@ -141,7 +141,8 @@ const (
 // line; …) so that whatever else loads the shared machine, and whatever
 // drifts over the run, falls on both alike; a few moves of each go first,
 // unmeasured. The line side's contracts come in a random order over lines
-// that many of them name, so concurrent reservations contend.
+// that many of them name, so concurrent reservations contend. With --pprof
+// each round writes its own profiles; go tool pprof merges a side's.
 func (s *session) budgetMoves(ctx context.Context) []result {
 	pd := s.ds.Proc
 	if pd == nil || len(pd.PlainPool) == 0 || len(pd.LinePool) == 0 {
