@@ -272,10 +272,15 @@ func (s *store) reserve(ctx context.Context, projectID *string, e *Commitment) (
 	budget := `UPDATE budgets SET reserved_total = reserved_total + $1, remaining = remaining - $1
 		WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $2 AND deleted_at IS NULL) AND deleted_at IS NULL
 		AND reserved_total <= $3 AND status = '` + StatusApproved + `' AND (project_id IS NULL OR project_id = $4)`
+	// Two NOT EXISTS of one kind each: for kind IN (…) SQLite builds an
+	// ephemeral table of the values on every execution (twice the
+	// statement's instructions).
+	held := func(kind string) string {
+		return ` AND NOT EXISTS (SELECT 1 FROM budget_commitments c WHERE c.budget_line_id = $2 AND c.closed_at IS NULL
+			AND c.kind = '` + kind + `' AND c.contract_id = $5)`
+	}
 	line := `UPDATE budget_lines SET reserved_amount = reserved_amount + $1, remaining = remaining - $1
-		WHERE id = $2 AND deleted_at IS NULL AND reserved_amount <= $3 AND remaining >= $1
-		AND NOT EXISTS (SELECT 1 FROM budget_commitments c WHERE c.contract_id = $5 AND c.budget_line_id = $2
-			AND c.closed_at IS NULL AND c.kind IN ` + heldKinds + `)`
+		WHERE id = $2 AND deleted_at IS NULL AND reserved_amount <= $3 AND remaining >= $1` + held(KindReserved) + held(KindCommitted)
 	ceiling := money.Max - e.Amount // the largest total the amount fits on
 	var budgeted, lined bool
 	if s.db.Dialect() == db.Postgres {
