@@ -322,6 +322,7 @@ func TestInvalidConfigurationStopsTheStart(t *testing.T) {
 		"identity.password.hash.memoryKiB":   4,
 		"identity.cacheSyncInterval":         "-1s",
 		"identity.hashConcurrency":           -1,
+		"identity.hashIsolation":             "thread",
 	} {
 		t.Run(key, func(t *testing.T) {
 			set := testkit.FreshDatabase(t, "sqlite")

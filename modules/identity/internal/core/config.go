@@ -26,6 +26,11 @@ type Config struct {
 	// password changes, new users); 0 means one per core the Go runtime
 	// uses (GOMAXPROCS).
 	HashConcurrency int `mapstructure:"hashConcurrency"`
+	// HashIsolation is where hashes run: "process", a child process at the
+	// lowest CPU priority, so that they use only the cores requests leave
+	// idle; or "inline", in the service, for hosts that forbid starting
+	// processes.
+	HashIsolation string `mapstructure:"hashIsolation"`
 	// CacheSyncInterval bounds how stale another node's change to
 	// permissions or user security state can be on this node.
 	CacheSyncInterval time.Duration `mapstructure:"cacheSyncInterval"`
@@ -40,6 +45,7 @@ func DefaultConfig() *Config {
 	c.Password.Hash.MemoryKiB = 19 * 1024
 	c.Password.Hash.Iterations = 2
 	c.Password.Hash.Parallelism = 1
+	c.HashIsolation = isolationProcess
 	c.CacheSyncInterval = time.Second
 	return c
 }
@@ -66,6 +72,8 @@ func (c *Config) validate(production bool) error {
 		return fmt.Errorf("config key identity.password.hash.memoryKiB: production needs at least 19456 (19 MiB)")
 	case c.HashConcurrency < 0:
 		return fmt.Errorf("config key identity.hashConcurrency: must be 0 (one per core) or more")
+	case c.HashIsolation != isolationProcess && c.HashIsolation != isolationInline:
+		return fmt.Errorf("config key identity.hashIsolation: must be %s or %s, got %q", isolationProcess, isolationInline, c.HashIsolation)
 	case c.CacheSyncInterval < 0:
 		return fmt.Errorf("config key identity.cacheSyncInterval: must not be negative")
 	}

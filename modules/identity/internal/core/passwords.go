@@ -5,24 +5,34 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+
+	"github.com/contractflow/contractflow/platform/lowprio"
 )
 
 // hasher hashes passwords with argon2id and stores the parameters in each
 // hash (PHC string format), so they can be raised later without breaking
 // existing hashes. At most cap(slots) hashes run at once: each holds a core
 // and memoryKiB of memory for tens of milliseconds, so a burst of logins
-// waits its turn instead of starving every other request and growing the
-// heap by memoryKiB per login.
+// waits its turn instead of taking every core and memoryKiB per login.
+//
+// With isolation "process" the keys are derived in a child process at the
+// lowest CPU priority (keyWorker), so a running hash yields its core to
+// any request thread at once instead of holding a P until Go's 10 ms
+// preemption (docs/decisions.md, "Logins beside other requests").
 type hasher struct {
 	memoryKiB   uint32
 	iterations  uint32
 	parallelism uint8
 	slots       chan struct{}
+	inline      bool         // identity.hashIsolation: inline
+	log         *slog.Logger // where a child that cannot start is reported
 }
 
 const (
@@ -30,10 +40,23 @@ const (
 	keyLen  = 32
 )
 
-// newHasher returns a hasher running at most concurrency hashes at once.
-func newHasher(memoryKiB, iterations uint32, parallelism uint8, concurrency int) *hasher {
+// Isolation values of identity.hashIsolation.
+const (
+	isolationProcess = "process"
+	isolationInline  = "inline"
+)
+
+// keyWorker derives keys in the low-priority child process. A package-level
+// variable, so that the child (this executable, test binaries included)
+// serves it before main runs.
+var keyWorker = lowprio.Register("identity-argon2id", deriveKey)
+
+// newHasher returns a hasher running at most concurrency hashes at once, in
+// a child process unless isolation is isolationInline.
+func newHasher(memoryKiB, iterations uint32, parallelism uint8, concurrency int, isolation string, log *slog.Logger) *hasher {
 	return &hasher{memoryKiB: memoryKiB, iterations: iterations, parallelism: parallelism,
-		slots: make(chan struct{}, concurrency)}
+		slots: make(chan struct{}, concurrency), inline: isolation == isolationInline,
+		log: log.With("hint", "set identity.hashIsolation: inline where the host forbids starting processes")}
 }
 
 // derive computes one argon2id key once a slot is free.
@@ -44,7 +67,43 @@ func (h *hasher) derive(ctx context.Context, password, salt []byte, t, m uint32,
 		return nil, ctx.Err()
 	}
 	defer func() { <-h.slots }()
-	return argon2.IDKey(password, salt, t, m, p, n), nil
+	req := keyRequest(password, salt, t, m, p, n)
+	if h.inline {
+		return deriveKey(req)
+	}
+	// The slot is held until the child answers, even for a caller that
+	// gave up, as an inline derivation cannot be cancelled either: the cap
+	// counts the hashes running.
+	return keyWorker.Call(context.WithoutCancel(ctx), h.log, req)
+}
+
+// keyRequest encodes what deriving a key needs, and nothing else: t, m, p,
+// n, the salt's length, the salt, then the password.
+func keyRequest(password, salt []byte, t, m uint32, p uint8, n uint32) []byte {
+	b := make([]byte, 0, keyRequestHeader+len(salt)+len(password))
+	b = binary.BigEndian.AppendUint32(b, t)
+	b = binary.BigEndian.AppendUint32(b, m)
+	b = append(b, p)
+	b = binary.BigEndian.AppendUint32(b, n)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(salt)))
+	b = append(b, salt...)
+	return append(b, password...)
+}
+
+const keyRequestHeader = 17
+
+// deriveKey is the one place argon2.IDKey runs: in the child, or in the
+// service with isolation inline.
+func deriveKey(req []byte) ([]byte, error) {
+	if len(req) < keyRequestHeader {
+		return nil, errors.New("malformed key request")
+	}
+	t, m, p, n := binary.BigEndian.Uint32(req), binary.BigEndian.Uint32(req[4:]), req[8], binary.BigEndian.Uint32(req[9:])
+	nSalt, rest := binary.BigEndian.Uint32(req[13:]), req[keyRequestHeader:]
+	if uint64(nSalt) > uint64(len(rest)) {
+		return nil, errors.New("malformed key request")
+	}
+	return argon2.IDKey(rest[nSalt:], rest[:nSalt], t, m, p, n), nil
 }
 
 func (h *hasher) hash(ctx context.Context, password string) (string, error) {

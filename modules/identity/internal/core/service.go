@@ -50,7 +50,7 @@ func New(app *kernel.App, cfg *Config) (*Service, error) {
 	if err := cfg.validate(app.Config.IsProduction()); err != nil {
 		return nil, err
 	}
-	h := newHasher(cfg.Password.Hash.MemoryKiB, cfg.Password.Hash.Iterations, cfg.Password.Hash.Parallelism, cfg.HashConcurrency)
+	h := newHasher(cfg.Password.Hash.MemoryKiB, cfg.Password.Hash.Iterations, cfg.Password.Hash.Parallelism, cfg.HashConcurrency, cfg.HashIsolation, app.Log)
 	menus := app.Menus()
 	if err := checkGrants(menus); err != nil {
 		return nil, err
