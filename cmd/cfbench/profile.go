@@ -46,41 +46,70 @@ func (s *server) stopInProcess() error {
 	}
 }
 
-// procCPU is the CPU time a process has used: the sum of its threads'
-// run time from /proc/<pid>/task/<tid>/schedstat, in nanoseconds (a Go
-// process's threads live as long as it does, so none takes its time away
-// by exiting). Where the kernel keeps no schedstat, it is the user + system
-// time of /proc/<pid>/stat, in clock ticks of 10 ms: too coarse for the
-// budget pair's rounds of a few hundred moves.
-func procCPU(pid int) time.Duration {
-	if pid == 0 {
-		return 0
-	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d/schedstat", pid)); err == nil {
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		var sum int64
-		for _, t := range tasks {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
-			if f := strings.Fields(string(b)); len(f) > 0 {
-				ns, _ := strconv.ParseInt(f[0], 10, 64)
-				sum += ns
-			}
+// treeCPU is the CPU time of a process and its descendants (the server's
+// password-hashing child). A live process's own time is the sum of its
+// threads' run time from /proc/<pid>/task/<tid>/schedstat, in nanoseconds
+// (a Go process's threads live as long as it does, so none takes its time
+// away by exiting); where the kernel keeps no schedstat it is the user +
+// system time of /proc/<pid>/stat, in clock ticks of 10 ms, too coarse for
+// the budget pair's rounds of a few hundred moves. To it is added the time
+// of the children each process has reaped (a hashing child that exited
+// after its idle time; ticks), so every tick counts once.
+func treeCPU(pid int) time.Duration {
+	var total time.Duration
+	for _, p := range processTree(pid) {
+		own, reaped, ok := statCPU(p)
+		if !ok {
+			continue
 		}
-		return time.Duration(sum)
+		if ns, ok := schedCPU(p); ok {
+			own = ns
+		}
+		total += own + reaped
 	}
+	return total
+}
+
+// statCPU is a process's own user + system time and that of the children
+// it has reaped, from /proc/<pid>/stat.
+func statCPU(pid int) (own, reaped time.Duration, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, 0, false
 	}
 	// The command name may hold spaces: fields count from after its ')'.
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
+	if len(f) < 15 {
+		return 0, 0, false
 	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	var t [4]int64 // utime, stime, cutime, cstime
+	for i, field := range f[11:15] {
+		t[i], _ = strconv.ParseInt(field, 10, 64)
+	}
+	tick := 10 * time.Millisecond
+	return time.Duration(t[0]+t[1]) * tick, time.Duration(t[2]+t[3]) * tick, true
+}
+
+// schedCPU is a process's threads' run time in nanoseconds, when the kernel
+// keeps schedstat.
+func schedCPU(pid int) (time.Duration, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, false
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			return 0, false
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += ns
+		}
+	}
+	return time.Duration(sum), true
 }
 
 // selfCPU is this process's CPU time, to the microsecond.

@@ -213,11 +213,11 @@ func (s *session) measure(ctx context.Context, sc scenario) result {
 	s.notePeak()
 	reset := s.srv.resetPeak()
 	sampler := sampleRSS(s.srv.pid())
-	cpu := procCPU(s.srv.pid())
+	cpu := treeCPU(s.srv.pid())
 	s.prof.begin(sc.name)
 	r := drive(ctx, sc.name, sc.limits, sc.fn)
 	s.prof.end()
-	r.CPU = procCPU(s.srv.pid()) - cpu
+	r.CPU = treeCPU(s.srv.pid()) - cpu
 	sampled := sampler.peak()
 	_, hwm := s.srv.memory()
 	r.PeakRSS = sampled

@@ -175,19 +175,47 @@ func (s *server) pid() int {
 }
 
 // memory reads VmRSS (now) and VmHWM (peak since start or since the last
-// resetPeak) of the server, in bytes.
+// resetPeak) of the server and its descendants, in bytes.
 func (s *server) memory() (rss, hwm int64) {
-	m := procMemory(s.pid())
+	m := treeMemory(s.pid())
 	return m.rss, m.hwm
 }
 
-// resetPeak clears VmHWM so the next reading is the peak of what follows
-// (Linux ≥ 4.0: writing 5 to clear_refs). It reports whether that worked.
+// resetPeak clears VmHWM of the server and its descendants so the next
+// reading is the peak of what follows (Linux ≥ 4.0: writing 5 to
+// clear_refs). It reports whether that worked for the server; a descendant
+// may end meanwhile.
 func (s *server) resetPeak() bool {
-	if s.pid() == 0 {
-		return false
+	ok := false
+	for i, pid := range processTree(s.pid()) {
+		err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+		if i == 0 {
+			ok = err == nil
+		}
 	}
-	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.pid()), []byte("5"), 0) == nil
+	return ok
+}
+
+// processTree is pid and its descendants (the server's password-hashing
+// child, platform/lowprio), through /proc/<pid>/task/<tid>/children. A
+// process that ends meanwhile is left out.
+func processTree(pid int) []int {
+	if pid == 0 {
+		return nil
+	}
+	pids := []int{pid}
+	for i := 0; i < len(pids); i++ {
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pids[i]))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			for _, field := range strings.Fields(string(b)) {
+				if child, err := strconv.Atoi(field); err == nil {
+					pids = append(pids, child)
+				}
+			}
+		}
+	}
+	return pids
 }
 
 // memInfo is a process's memory from /proc/<pid>/status, in bytes: the
@@ -196,11 +224,21 @@ func (s *server) resetPeak() bool {
 // binary's own text and data, shared and reclaimable).
 type memInfo struct{ rss, hwm, anon, file int64 }
 
+// treeMemory sums memInfo over pid and its descendants. File pages they
+// share (the binary, which the hashing child runs too) count once per
+// process, and the peaks of processes that peaked at different times add
+// up: both make the sum an upper bound.
+func treeMemory(pid int) memInfo {
+	var sum memInfo
+	for _, p := range processTree(pid) {
+		m := procMemory(p)
+		sum.rss, sum.hwm, sum.anon, sum.file = sum.rss+m.rss, sum.hwm+m.hwm, sum.anon+m.anon, sum.file+m.file
+	}
+	return sum
+}
+
 func procMemory(pid int) memInfo {
 	var m memInfo
-	if pid == 0 {
-		return m
-	}
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return m
@@ -218,8 +256,9 @@ func procMemory(pid int) memInfo {
 	return m
 }
 
-// rssSampler polls VmRSS every 20 ms: the fallback peak where clear_refs is
-// not allowed, and a cross-check where it is.
+// rssSampler polls the VmRSS of the server and its descendants every 20 ms:
+// the fallback peak where clear_refs is not allowed, and a cross-check where
+// it is.
 type rssSampler struct {
 	stop chan struct{}
 	done chan int64
@@ -232,7 +271,7 @@ func sampleRSS(pid int) *rssSampler {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if m := procMemory(pid); m.rss > peak {
+			if m := treeMemory(pid); m.rss > peak {
 				peak = m.rss
 			}
 			select {
