@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -45,6 +46,9 @@ const (
 	// service carries no second process (a Go runtime and the heap of the
 	// last burst), while a burst of calls pays the child's start once.
 	idleExit = 10 * time.Second
+	// trimAfter is how long a child without calls waits before it returns
+	// its free memory to the system.
+	trimAfter = time.Second
 	// startTimeout bounds the wait for a new child's greeting.
 	startTimeout = 10 * time.Second
 	// selfExe is the running binary, even after a deployment replaced or
@@ -301,15 +305,34 @@ func run(fn Func, req []byte) (resp []byte, err error) {
 func serve(name string, fn Func) {
 	out := os.Stdout
 	os.Stdout = os.Stderr // a stray print must not break the protocol
-	var mu sync.Mutex
-	send := func(id uint64, kind byte, payload []byte) {
+	var mu sync.Mutex     // one answer at a time on stdout; guards running
+	running := 0
+	// An idle child allocates nothing, so no collection frees the last
+	// calls' garbage (argon2's 19 MiB per hash): it is returned to the
+	// system once no call has run for trimAfter, not after each call, which
+	// would make a burst's calls fault their memory in again every time.
+	trim := time.AfterFunc(time.Hour, func() {
+		mu.Lock()
+		idle := running == 0
+		mu.Unlock()
+		if idle {
+			debug.FreeOSMemory()
+		}
+	})
+	trim.Stop()
+	answer := func(id uint64, kind byte, payload []byte) {
 		mu.Lock()
 		defer mu.Unlock()
 		if writeFrame(out, id, kind, payload) != nil {
 			os.Exit(0) // the parent is gone
 		}
+		if running--; running == 0 {
+			trim.Reset(trimAfter)
+		}
 	}
-	send(0, kindHello, []byte(name))
+	if writeFrame(out, 0, kindHello, []byte(name)) != nil {
+		os.Exit(0)
+	}
 	in := bufio.NewReader(os.Stdin)
 	for {
 		id, _, req, err := readFrame(in)
@@ -320,13 +343,16 @@ func serve(name string, fn Func) {
 			fmt.Fprintf(os.Stderr, "lowprio %s: %v\n", name, err)
 			os.Exit(1)
 		}
+		mu.Lock()
+		running++
+		mu.Unlock()
 		go func() {
 			resp, err := run(fn, req)
 			if err != nil {
-				send(id, kindError, []byte(err.Error()))
+				answer(id, kindError, []byte(err.Error()))
 				return
 			}
-			send(id, kindOK, resp)
+			answer(id, kindOK, resp)
 		}()
 	}
 }
