@@ -237,7 +237,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	c = newClient(srv.base, 2*o.limits.Clients)
 	time.Sleep(3 * time.Second)
-	idle := treeMemory(srv.pid())
+	idle := treeProportional(srv.pid())
 	rep.IdleRSS, rep.IdleAnon, rep.IdleFile = idle.rss, idle.anon, idle.file
 	logf("server ready with the data set in %s; idle RSS %s", ms(rep.Startup), mib(rep.IdleRSS))
 	if o.pprof != "" {

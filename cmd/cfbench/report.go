@@ -305,7 +305,7 @@ func (r *report) markdown() string {
 	w("| Build of the server (go build, with the module cache) | %s |\n", ms(r.BuildTime))
 	w("| Start-up to ready, fresh database (migrate + seed) | %s |\n", ms(r.FirstStart))
 	w("| Start-up to ready with %s contracts | %s |\n", thousands(ds.Contracts), ms(r.Startup))
-	w("| Idle RSS after start-up and 3 s settle (server and its children) | %s (anonymous %s, file pages %s) |\n", mib(r.IdleRSS), mib(r.IdleAnon), mib(r.IdleFile))
+	w("| Idle RSS after start-up and 3 s settle (PSS of the server and its children) | %s (anonymous %s, file pages %s) |\n", mib(r.IdleRSS), mib(r.IdleAnon), mib(r.IdleFile))
 	w("| Server peak RSS over the run (VmHWM, server and its children) | %s |\n", mib(r.PeakRSS))
 	w("| Data load: contractflow seed --demo-size (every module's bulk demo step) | %s |\n", ms(ds.SeedTime))
 	w("| Whole run | %s |\n", ms(r.Total))
@@ -370,11 +370,12 @@ transition / raw transaction, login / hash, every GET / Fiber handler; the evalu
 raw evaluation transaction. The server's CPU per request, peak RSS and idle RSS count its
 descendant processes too (the child that computes password hashes at nice 19, found through
 ` + "`/proc/<pid>/task/<tid>/children`" + `): the CPU is each process's user + system time plus that of
-the children it reaped; the peak RSS per scenario is the sum of each process's VmHWM after clearing
-it (` + "`/proc/<pid>/clear_refs`" + `), cross-checked by sampling the sum of VmRSS every 20 ms. File pages the
-processes share (the binary) count once per process and peaks add up whenever they happened, so
-the memory sums are upper bounds. The machine is shared: read the load average beside each table
-before comparing runs. The scale section comes from
+the children it reaped; the peak RSS per scenario is the sum of each process's VmHWM after
+clearing it (` + "`/proc/<pid>/clear_refs`" + `), cross-checked by sampling the sum of VmRSS every 20 ms
+(upper bounds: pages the processes share, such as the binary's, count once per process, and
+peaks add up whenever they happened); the idle RSS is the sum of their PSS
+(` + "`/proc/<pid>/smaps_rollup`" + `), where a shared page counts once. The machine is shared: read the
+load average beside each table before comparing runs. The scale section comes from
 ` + "`make bench-scale`" + ` (` + "`--scale 10000,100000,300000`" + `).
 
 Micro-benchmarks of single functions stay in their packages: ` + "`make bench-go`" + `.

@@ -237,20 +237,39 @@ func treeMemory(pid int) memInfo {
 	return sum
 }
 
+// treeProportional sums the proportional set size (PSS: each shared page
+// split between the processes that map it) over pid and its descendants,
+// in rss, anon and file: the binary's pages, which the hashing child maps
+// too, count once, as the idle figure should.
+func treeProportional(pid int) memInfo {
+	var sum memInfo
+	for _, p := range processTree(pid) {
+		m := readKB(fmt.Sprintf("/proc/%d/smaps_rollup", p), map[string]int{"Pss": 0, "Pss_Anon": 2, "Pss_File": 3})
+		sum.rss, sum.anon, sum.file = sum.rss+m.rss, sum.anon+m.anon, sum.file+m.file
+	}
+	return sum
+}
+
 func procMemory(pid int) memInfo {
+	return readKB(fmt.Sprintf("/proc/%d/status", pid), map[string]int{"VmRSS": 0, "VmHWM": 1, "RssAnon": 2, "RssFile": 3})
+}
+
+// readKB reads the "Key: N kB" lines of path named in fields into the
+// memInfo field of the given index (rss, hwm, anon, file), in bytes.
+func readKB(path string, fields map[string]int) memInfo {
 	var m memInfo
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	f, err := os.Open(path)
 	if err != nil {
 		return m
 	}
 	defer f.Close()
-	fields := map[string]*int64{"VmRSS": &m.rss, "VmHWM": &m.hwm, "RssAnon": &m.anon, "RssFile": &m.file}
+	dst := [...]*int64{&m.rss, &m.hwm, &m.anon, &m.file}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		key, val, ok := strings.Cut(sc.Text(), ":")
-		if p, known := fields[key]; ok && known {
+		if i, known := fields[key]; ok && known {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
-			*p = kb * 1024
+			*dst[i] = kb * 1024
 		}
 	}
 	return m
