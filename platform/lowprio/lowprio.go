@@ -303,7 +303,7 @@ func run(fn Func, req []byte) (resp []byte, err error) {
 // serve is the child's life: greet, then answer each request on a goroutine
 // of its own until stdin ends (the parent retired it or exited).
 func serve(name string, fn Func) {
-	out := os.Stdout
+	in, out := pollable(0, "stdin"), pollable(1, "stdout")
 	os.Stdout = os.Stderr // a stray print must not break the protocol
 	var mu sync.Mutex     // one answer at a time on stdout; guards running
 	running := 0
@@ -333,9 +333,9 @@ func serve(name string, fn Func) {
 	if writeFrame(out, 0, kindHello, []byte(name)) != nil {
 		os.Exit(0)
 	}
-	in := bufio.NewReader(os.Stdin)
+	r := bufio.NewReader(in)
 	for {
-		id, _, req, err := readFrame(in)
+		id, _, req, err := readFrame(r)
 		if errors.Is(err, io.EOF) {
 			os.Exit(0)
 		}

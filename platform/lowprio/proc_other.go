@@ -4,8 +4,12 @@ package lowprio
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 )
+
+// pollable is the file of fd; no child runs here.
+func pollable(fd int, name string) *os.File { return os.NewFile(uintptr(fd), name) }
 
 // startNiced is implemented on Linux only, where a thread's nice value is
 // inherited by what it forks; elsewhere calls run in the process.
