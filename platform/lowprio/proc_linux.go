@@ -20,6 +20,12 @@ func pollable(fd int, name string) *os.File {
 	return os.NewFile(uintptr(fd), name)
 }
 
+// nameChild names the child in top and ps -o comm, which would otherwise
+// show "exe", the base name of /proc/self/exe. The kernel keeps 15 bytes.
+func nameChild(name string) {
+	_ = os.WriteFile("/proc/self/comm", []byte(name), 0)
+}
+
 // startNiced starts cmd from a thread whose nice value is niceness. On Linux
 // nice is a property of each thread and a fork copies the forking thread's,
 // so every thread the child ever has runs at that priority from its first
