@@ -385,7 +385,8 @@ func (k *Kernel) startBackground(ctx context.Context) {
 			wg.Go(func() { b.Background(bgCtx) })
 		}
 		wg.Wait()
-		// Their garbage (a password hash alone is 19 MiB) goes back to the
+		// Their garbage (a password hash computed in the process, with
+		// identity.hashIsolation: inline, is 19 MiB alone) goes back to the
 		// OS as well, or an idle service would keep it for minutes.
 		debug.FreeOSMemory()
 	})
