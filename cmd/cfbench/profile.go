@@ -47,22 +47,24 @@ func (s *server) stopInProcess() error {
 }
 
 // treeCPU is the CPU time of a process and its descendants (the server's
-// password-hashing child). A live process's own time is the sum of its
+// password-hashing child). The process's own time is the sum of its
 // threads' run time from /proc/<pid>/task/<tid>/schedstat, in nanoseconds
 // (a Go process's threads live as long as it does, so none takes its time
 // away by exiting); where the kernel keeps no schedstat it is the user +
 // system time of /proc/<pid>/stat, in clock ticks of 10 ms, too coarse for
-// the budget pair's rounds of a few hundred moves. To it is added the time
-// of the children each process has reaped (a hashing child that exited
-// after its idle time; ticks), so every tick counts once.
+// the budget pair's rounds of a few hundred moves. A descendant's time is
+// always its ticks: a child that has exited but is not reaped yet has no
+// threads left to read, but its ticks stay until its parent reaps it and
+// adds them to its own reaped children's time, which counts too, so every
+// tick counts once.
 func treeCPU(pid int) time.Duration {
 	var total time.Duration
-	for _, p := range processTree(pid) {
+	for i, p := range processTree(pid) {
 		own, reaped, ok := statCPU(p)
 		if !ok {
 			continue
 		}
-		if ns, ok := schedCPU(p); ok {
+		if ns, ok := schedCPU(p); ok && i == 0 {
 			own = ns
 		}
 		total += own + reaped
