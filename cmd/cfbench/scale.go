@@ -201,13 +201,15 @@ func scaleOne(ctx context.Context, o options, bin, dir string, n int, sweepHere 
 	}
 	used := p.Results["transition"].Ops
 	for _, name := range []string{"inbox page 1", "transition"} {
-		for _, c := range sweep {
+		for i, c := range sweep {
 			sc := byName[name]
 			sc.limits.Clients = c
 			if name == "transition" {
-				// Each run moves contracts the runs before it have not.
+				// Each run moves contracts the runs before it have not, and
+				// leaves the runs after it their share of the pool.
 				from, inner := used, sc.fn
 				sc.fn = func(ctx context.Context, w, seq int) error { return inner(ctx, w, from+seq) }
+				sc.limits.MaxOps = min(sc.limits.MaxOps, (len(ds.PoolHTTP)-used)/(len(sweep)-i))
 			}
 			r := s.measure(ctx, sc)
 			if name == "transition" {
