@@ -43,8 +43,9 @@ const (
 	// nice-0 thread's 1024, so request threads barely notice it.
 	niceness = 19
 	// idleExit ends a child that has had no call for this long, so an idle
-	// service carries no second process (a Go runtime and the heap of the
-	// last burst), while a burst of calls pays the child's start once.
+	// service carries no second process (a Go runtime and its threads, 6 MiB
+	// of its own once trimmed), while a burst of calls pays the child's
+	// start (about 40 ms) once.
 	idleExit = 10 * time.Second
 	// trimAfter is how long a child without calls waits before it returns
 	// its free memory to the system.
