@@ -99,12 +99,6 @@ const channelBase = "contractflow_notifications"
 // maxPayload keeps each NOTIFY under Postgres's 8000-byte limit.
 const maxPayload = 7800
 
-// Retry backoff of the sender.
-const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 5 * time.Second
-)
-
 // pingTimeout is how long the listener's liveness check may take.
 const pingTimeout = 5 * time.Second
 
@@ -235,7 +229,7 @@ func (h *Hub) send(ctx context.Context) {
 				break more
 			}
 		}
-		for wait := minBackoff; ; wait = min(2*wait, maxBackoff) {
+		for wait := pglisten.MinBackoff; ; wait = min(2*wait, pglisten.MaxBackoff) {
 			err := h.cfg.DB.Conn(ctx).Exec(`SELECT pg_notify(?, p) FROM unnest(string_to_array(?, ';')) AS p`,
 				h.channel, strings.Join(encode(batch), ";")).Error
 			if err == nil {

@@ -22,10 +22,11 @@ import (
 	"github.com/contractflow/contractflow/platform/db"
 )
 
-// Reconnection backoff.
+// Backoff of a reconnection, and of other retries against the database
+// (the notifications sender): 100 ms doubling to 5 s.
 const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 5 * time.Second
+	MinBackoff = 100 * time.Millisecond
+	MaxBackoff = 5 * time.Second
 )
 
 // maxConnectTimeout bounds each connection attempt, so that Start and Stop
@@ -140,7 +141,7 @@ func (l *Listener) lost() {
 
 func (l *Listener) run(ctx context.Context, conn *pgx.Conn) {
 	defer l.wg.Done()
-	backoff := minBackoff
+	backoff := MinBackoff
 	for ctx.Err() == nil {
 		if conn == nil {
 			c, err := l.connect(ctx, true)
@@ -153,10 +154,10 @@ func (l *Listener) run(ctx context.Context, conn *pgx.Conn) {
 				case <-ctx.Done():
 				case <-time.After(backoff):
 				}
-				backoff = min(2*backoff, maxBackoff)
+				backoff = min(2*backoff, MaxBackoff)
 				continue
 			}
-			conn, backoff = c, minBackoff
+			conn, backoff = c, MinBackoff
 			l.cfg.Log.Info(l.cfg.Name + " reconnected")
 		}
 		err := l.wait(ctx, conn)
