@@ -3,6 +3,7 @@ package contracts
 import (
 	"context"
 	_ "embed"
+	"time"
 
 	"github.com/contractflow/contractflow/modules/contracts/internal/core"
 	"github.com/contractflow/contractflow/modules/forms"
@@ -13,6 +14,7 @@ import (
 	"github.com/contractflow/contractflow/platform/httpx"
 	"github.com/contractflow/contractflow/platform/kernel"
 	"github.com/contractflow/contractflow/platform/migrate"
+	"github.com/contractflow/contractflow/platform/scheduler"
 	"github.com/contractflow/contractflow/platform/search"
 )
 
@@ -25,6 +27,7 @@ func New() *Module { return &Module{} }
 type Module struct {
 	svc      *core.Service
 	maxBytes int64
+	jobs     []scheduler.Job
 }
 
 var (
@@ -34,6 +37,7 @@ var (
 	_ kernel.MenuProvider    = (*Module)(nil)
 	_ kernel.EventDeclarer   = (*Module)(nil)
 	_ kernel.OpenAPIProvider = (*Module)(nil)
+	_ kernel.JobProvider     = (*Module)(nil)
 	_ Query                  = (*core.Service)(nil)
 )
 
@@ -66,7 +70,15 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	if err != nil {
 		return err
 	}
-	deps := core.Deps{SearchIndexed: indexed["contracts"], DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
+	parts, err := search.EnsurePartitioned(ctx, app.DB, "contracts", "phase")
+	if err != nil {
+		return err
+	}
+	if parts != nil {
+		m.jobs = []scheduler.Job{{Name: "contracts.search", Interval: searchSyncInterval,
+			Run: func(ctx context.Context) error { return parts.Sync(ctx, app.DB) }}}
+	}
+	deps := core.Deps{SearchIndexed: indexed["contracts"], SearchParts: parts, DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
 		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location}
 	if r, ok := kernel.Lookup[forms.Renderer](app); ok {
 		deps.Renderer = renderer{r}
@@ -82,6 +94,16 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	kernel.Provide[Drafts](app, drafts{m.svc})
 	return nil
 }
+
+// searchSyncInterval is how often the search index by phase files the
+// contracts changed since: searches check those by their own text, so a
+// shorter interval keeps that set small, a longer one batches more moves
+// into one write of the index.
+const searchSyncInterval = 250 * time.Millisecond
+
+// Jobs files the changed contracts in the search index by phase (SQLite
+// with FTS5; none elsewhere).
+func (m *Module) Jobs() []scheduler.Job { return m.jobs }
 
 // Routes declares the contract endpoints.
 func (m *Module) Routes(r *httpx.Routes) { m.svc.Routes(r, m.maxBytes) }

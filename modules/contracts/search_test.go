@@ -65,10 +65,14 @@ func TestSearchIsOneMechanism(t *testing.T) {
 }
 
 // TestPhaseSearchCountsAndPagesExactly checks a phase's search, whose count
-// and page come from one statement over the trigram index, against a
-// recount by brute force: common words (every title holds "ong"), rare
+// and page come from one statement over the trigram index by phase, against
+// a recount by brute force: common words (every title holds "ong"), rare
 // ones, words too short for a trigram, several words, a supplier's name,
-// no match; every page, and one past the end.
+// no match; every page, and one past the end; as Admin (the count from the
+// index alone) and through a filter (the count from the rows). Each runs
+// with every contract pending in the index, after the index job filed
+// them, after moves, an edit and a deletion left some entries stale, and
+// after the job filed those too.
 func TestPhaseSearchCountsAndPagesExactly(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		titles := []string{"Hợp đồng móng cọc", "Hợp đồng thép", "Móng băng khối A", "Cọc khoan nhồi", "Hợp đồng mộng",
@@ -81,15 +85,16 @@ func TestPhaseSearchCountsAndPagesExactly(t *testing.T) {
 			}
 			all = append(all, c)
 		}
-		slices.SortFunc(all, func(a, b contract) int {
-			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-				return c
-			}
-			return strings.Compare(b.ID, a.ID)
-		})
-		for _, phase := range []string{DangSoanThao, DangDamPhan} {
-			for _, q := range []string{"ong", "móng", "mong coc", "ng", "móng x1", "hợp đồng 1", "vật tư", "ty a", "zzzz"} {
-				t.Run(phase+"/"+q, func(t *testing.T) {
+		check := func(t *testing.T) {
+			t.Helper()
+			slices.SortFunc(all, func(a, b contract) int {
+				if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+					return c
+				}
+				return strings.Compare(b.ID, a.ID)
+			})
+			for _, phase := range []string{DangSoanThao, DangDamPhan} {
+				for _, q := range []string{"ong", "móng", "mong coc", "ng", "móng x1", "hợp đồng 1", "vật tư", "ty a", "zzzz", "moi"} {
 					var want []string
 					words := search.Words(q)
 					holds := func(text string) bool {
@@ -106,20 +111,44 @@ func TestPhaseSearchCountsAndPagesExactly(t *testing.T) {
 							want = append(want, c.ID)
 						}
 					}
-					const size = 4
-					for p := 1; p <= len(want)/size+2; p++ {
-						got := e.list(t, e.admin, "?phase="+phase+"&pageSize="+strconv.Itoa(size)+"&page="+strconv.Itoa(p)+
-							"&search="+url.QueryEscape(q))
-						if got.TotalCount != len(want) {
-							t.Fatalf("page %d: totalCount %d, a recount finds %d", p, got.TotalCount, len(want))
-						}
-						lo, hi := min((p-1)*size, len(want)), min(p*size, len(want))
-						if !slices.Equal(got.ids(), want[lo:hi]) {
-							t.Fatalf("page %d: %v, want %v", p, got.ids(), want[lo:hi])
+					for _, filter := range []string{"", "&supplierId=" + e.supplier} {
+						const size = 4
+						for p := 1; p <= len(want)/size+2; p++ {
+							got := e.list(t, e.admin, "?phase="+phase+"&pageSize="+strconv.Itoa(size)+"&page="+strconv.Itoa(p)+
+								"&search="+url.QueryEscape(q)+filter)
+							if got.TotalCount != len(want) {
+								t.Fatalf("%s %q%s page %d: totalCount %d, a recount finds %d", phase, q, filter, p, got.TotalCount, len(want))
+							}
+							lo, hi := min((p-1)*size, len(want)), min(p*size, len(want))
+							if !slices.Equal(got.ids(), want[lo:hi]) {
+								t.Fatalf("%s %q%s page %d: %v, want %v", phase, q, filter, p, got.ids(), want[lo:hi])
+							}
 						}
 					}
-				})
+				}
 			}
 		}
+		t.Run("pending", check)
+		e.runJob(t, "contracts.search")
+		t.Run("filed", check)
+		for i := range all {
+			switch {
+			case i%7 == 1 && all[i].Phase == DangSoanThao:
+				all[i] = e.drive(t, all[i].ID, DangDamPhan)
+			case i == 2 || i == 13:
+				b := e.body(map[string]any{"title": "Hợp đồng móng mới " + strconv.Itoa(i)})
+				if status, body, err := e.raw("PUT", "/api/contracts/"+all[i].ID, e.admin, b); err != nil || status != 200 {
+					t.Fatalf("edit: %d %s %v", status, body, err)
+				}
+				all[i] = e.get(t, e.admin, all[i].ID)
+			}
+		}
+		if r := e.do("DELETE", "/api/contracts/"+all[3].ID, e.admin, nil); r.Status != 204 {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		all = slices.Delete(all, 3, 4)
+		t.Run("stale", check)
+		e.runJob(t, "contracts.search")
+		t.Run("filed again", check)
 	})
 }

@@ -15,9 +15,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -230,71 +228,6 @@ func trgmSchema(tx *gorm.DB) (string, error) {
 	var schema string
 	err := tx.Raw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`).Scan(&schema).Error
 	return schema, err
-}
-
-// Trigrams are the distinct trigrams of word, the units of the trigram
-// index (none for a word shorter than three characters).
-func Trigrams(word string) []string {
-	r := []rune(word)
-	var out []string
-	for i := 0; i+3 <= len(r); i++ {
-		t := string(r[i : i+3])
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// Rarity remembers roughly how many rows of one table's trigram index hold
-// each trigram it was asked about, so that a search can drive its plan
-// from the rarest trigram of its words and check the words themselves
-// with LIKE: a phrase such as "móng" reads the lists of "mon" and of "ong",
-// and "ong" is in almost every Vietnamese title. The figures only choose a
-// plan, never an answer (every word is checked in full on every row), so an
-// outdated figure can make a search slower, never wrong; each is counted
-// once, up to rarityCap rows.
-type Rarity struct {
-	table string
-	mu    sync.Mutex
-	n     map[string]int
-}
-
-// NewRarity returns the figures of table's trigram index (table_fts).
-func NewRarity(table string) *Rarity { return &Rarity{table: table, n: map[string]int{}} }
-
-// rarityCap bounds the count of one trigram: beyond it a trigram is common
-// and its exact frequency does not matter.
-const rarityCap = 2000
-
-// Rarest returns, of the trigrams of words, one held by the fewest rows
-// ("" when no word has a trigram); conn gives a fresh handle per query.
-func (r *Rarity) Rarest(conn func() *gorm.DB, words []string) (string, error) {
-	best, bestN := "", 0
-	for _, w := range words {
-		for _, t := range Trigrams(w) {
-			r.mu.Lock()
-			n, ok := r.n[t]
-			r.mu.Unlock()
-			if !ok {
-				err := conn().Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM `+r.table+`_fts WHERE `+r.table+`_fts MATCH ? LIMIT ?) x`,
-					Phrase(t), rarityCap).Row().Scan(&n)
-				if err != nil {
-					return "", err
-				}
-				r.mu.Lock()
-				if len(r.n) >= 100_000 { // a guard against growth, not a policy
-					clear(r.n)
-				}
-				r.n[t] = n
-				r.mu.Unlock()
-			}
-			if best == "" || n < bestN {
-				best, bestN = t, n
-			}
-		}
-	}
-	return best, nil
 }
 
 // Phrase is the FTS5 query matching text as a substring: an exact phrase of

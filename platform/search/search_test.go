@@ -26,21 +26,3 @@ func TestFold(t *testing.T) {
 		t.Errorf("Text: %q", got)
 	}
 }
-
-func TestTrigrams(t *testing.T) {
-	for _, tc := range []struct {
-		word string
-		want []string
-	}{
-		{"mo", nil},
-		{"mong", []string{"mon", "ong"}},
-		{"ongong", []string{"ong", "ngo", "gon"}},
-		{"đào", []string{"đào"}},
-	} {
-		t.Run(tc.word, func(t *testing.T) {
-			if got := search.Trigrams(tc.word); !slices.Equal(got, tc.want) {
-				t.Errorf("Trigrams(%q) = %q, want %q", tc.word, got, tc.want)
-			}
-		})
-	}
-}

@@ -173,6 +173,13 @@ func (s *Service) SeedDemoSet(ctx context.Context, set *kernel.DemoSet) error {
 		if err := s.insertDemoContracts(ctx, set, r); err != nil {
 			return err
 		}
+		// File the set in the search index by phase now rather than in
+		// the server's first seconds.
+		if s.store.parts != nil {
+			if err := s.store.parts.Sync(ctx, s.DB); err != nil {
+				return err
+			}
+		}
 	}
 	var waiting []struct {
 		ID, ProjectID string

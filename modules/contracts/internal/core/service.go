@@ -43,6 +43,8 @@ type Deps struct {
 	Location   *time.Location
 	// SearchIndexed says a trigram index serves search (SQLite with FTS5).
 	SearchIndexed bool
+	// SearchParts is the trigram index by phase (nil without FTS5).
+	SearchParts *search.Partitioned
 }
 
 // Service holds the module's behaviour.
@@ -53,7 +55,7 @@ type Service struct {
 
 // New returns the service.
 func New(d Deps) *Service {
-	return &Service{Deps: d, store: &store{db: d.DB, indexed: d.SearchIndexed, rarity: search.NewRarity("contracts")}}
+	return &Service{Deps: d, store: &store{db: d.DB, indexed: d.SearchIndexed, parts: d.SearchParts}}
 }
 
 // searchText is what list search matches of a contract besides its supplier.

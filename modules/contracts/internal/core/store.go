@@ -19,8 +19,8 @@ import (
 // store is the only code that touches the contract tables.
 type store struct {
 	db      *db.DB
-	indexed bool // a trigram index serves search_text (SQLite with FTS5)
-	rarity  *search.Rarity
+	indexed bool                // a trigram index serves search_text (SQLite with FTS5)
+	parts   *search.Partitioned // the same, by phase (nil without it)
 }
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
@@ -41,7 +41,7 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 	if len(words) == 0 || !s.indexed || !inCreatedOrder(req) {
 		return pageOfSummaries(s.listQuery(ctx, sc, f, words, search.Match), req)
 	}
-	if f.Phase != "" && search.Indexed(words) {
+	if f.Phase != "" && s.parts != nil && search.Indexed(words) {
 		return s.phaseSearch(ctx, sc, f, words, req)
 	}
 	// The count comes first: how many rows match decides how the page is
@@ -82,16 +82,15 @@ func pageOfSummaries(q *gorm.DB, req paging.Request) ([]Contract, int64, error) 
 }
 
 // phaseSearch reads a page of a phase's search and its exact count in one
-// statement that runs the trigram index once, for the rarest trigram of the
-// words (search.Rarity: "móng" as a phrase reads the list of "ong", which
-// nearly every title holds): its rows are materialised (m), and every word
-// is then checked in full with LIKE on the rows they lead to. The count
-// probes m from the phase's index (phase, created_at, id, deleted_at,
-// migration 10); the page walks that index in the list's order, probing
-// the same rows, until it has a page (the unary + keeps the probe from
-// driving the page's plan), so it never reads more of the index than the
-// count, however common the word. Before, the count and the page each
-// searched every trigram of the words.
+// statement over the phase-partitioned trigram index (search.Partitioned):
+// m holds the phase's matches of the words of three runes or more, read
+// from the phase's stretch of the index, and the phase's pending rows,
+// whose own text decides. Shorter words are checked with LIKE. The count
+// reads the index alone when nothing else narrows the list (Admin, no
+// filter), else the rows of m; the page walks the phase's index
+// (phase, created_at, id, deleted_at) in the list's order, probing m (the
+// unary + keeps the probe from driving the page's plan), so it stops after
+// a page of matches however common the words.
 func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
 	var where strings.Builder
 	var args []any
@@ -102,7 +101,7 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 	where.WriteString("contracts.deleted_at IS NULL")
 	cond, cargs := sc.Visible()
 	and(cond, cargs...)
-	and("contracts.phase = ?", f.Phase)
+	narrowed := !sc.All() || f.SupplierID != "" || f.ProjectID != "" || f.ContractType != "" || len(f.SupplierMatches) > 0
 	if f.SupplierID != "" {
 		and("contracts.supplier_id = ?", f.SupplierID)
 	}
@@ -112,33 +111,52 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 	if f.ContractType != "" {
 		and("contracts.contract_type = ?", f.ContractType)
 	}
-	rare, err := s.rarity.Rarest(func() *gorm.DB { return s.conn(ctx).Clauses(dbresolver.Read) }, words)
-	if err != nil {
-		return nil, 0, err
+	var long, short []string
+	for _, w := range words {
+		if search.Indexed([]string{w}) {
+			long = append(long, w)
+		} else {
+			short = append(short, w)
+		}
 	}
 	// The text condition, with a placeholder for the unary plus.
-	text := "%scontracts.rowid IN (SELECT rid FROM m)"
-	var textArgs []any
-	for _, w := range words {
-		text += " AND contracts.search_text LIKE ? " + db.LikeEscape
-		textArgs = append(textArgs, db.Contains(w))
-	}
+	stale, staleArgs := search.Likes("contracts", long)
+	rest, restArgs := search.Likes("contracts", short)
+	text := "%scontracts.rowid IN (SELECT rid FROM m) AND (NOT " + s.parts.Stale() + " OR (" + stale + ")) AND " + rest
+	textArgs := append(staleArgs, restArgs...)
 	if len(f.SupplierMatches) > 0 {
 		text = "(" + text + ") OR contracts.supplier_id IN ?"
 		textArgs = append(textArgs, f.SupplierMatches)
+	}
+	cands, all, err := s.parts.Candidates(ctx, s.db, f.Phase, long)
+	if err != nil {
+		return nil, 0, err
+	}
+	var count string
+	if narrowed || len(short) > 0 {
+		// The count is driven by m's rows: the unary + keeps the phase's
+		// index, which holds far more rows, out of its plan.
+		count = "(SELECT COUNT(*) FROM contracts WHERE " + where.String() + " AND +contracts.phase = ? AND (" + fmt.Sprintf(text, "") + "))"
+		all = append(all, args...)
+		all = append(all, f.Phase)
+		all = append(all, textArgs...)
+	} else {
+		var countArgs []any
+		if count, countArgs, err = s.parts.Count(ctx, s.db, f.Phase, long); err != nil {
+			return nil, 0, err
+		}
+		all = append(all, countArgs...)
 	}
 	dir := ""
 	if req.Sort[0].Desc {
 		dir = " DESC"
 	}
-	q := `WITH m(rid) AS MATERIALIZED (SELECT rowid FROM contracts_fts WHERE contracts_fts MATCH ?)
-		SELECT ` + summaryColumns + `, (SELECT COUNT(*) FROM contracts WHERE ` + where.String() + ` AND (` + fmt.Sprintf(text, "") + `)) AS total
-		FROM contracts WHERE ` + where.String() + ` AND (` + fmt.Sprintf(text, "+") + `)
+	q := `WITH m(rid) AS MATERIALIZED (` + cands + `)
+		SELECT ` + summaryColumns + `, ` + count + ` AS total
+		FROM contracts WHERE ` + where.String() + ` AND contracts.phase = ? AND (` + fmt.Sprintf(text, "+") + `)
 		ORDER BY contracts.created_at` + dir + `, contracts.id` + dir + ` LIMIT ? OFFSET ?`
-	all := []any{search.Phrase(rare)}
 	all = append(all, args...)
-	all = append(all, textArgs...)
-	all = append(all, args...)
+	all = append(all, f.Phase)
 	all = append(all, textArgs...)
 	all = append(all, req.PageSize, req.Offset())
 	// A raw statement that starts with WITH would go to the writer.

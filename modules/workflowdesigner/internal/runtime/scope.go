@@ -66,6 +66,10 @@ func (r *Runtime) Scope(ctx context.Context, kind string, p authn.Principal) (Sc
 	return sc, nil
 }
 
+// All reports whether the caller sees every document (Admin): Visible is
+// then no condition at all.
+func (sc Scope) All() bool { return sc.all }
+
 // Visible is the condition of the documents the caller may list and open:
 // owned, or waiting in a phase the caller's roles see.
 func (sc Scope) Visible() (string, []any) { return sc.where(true) }
