@@ -50,6 +50,7 @@ type DB struct {
 	gorm     *gorm.DB
 	dialect  Dialect
 	resolver *dbresolver.DBResolver // SQLite readers; nil on Postgres
+	ckpt     *checkpointer          // SQLite files; nil elsewhere
 }
 
 // Open connects and verifies the connection.
@@ -62,13 +63,14 @@ func Open(cfg Config) (*DB, error) {
 	var (
 		g        *gorm.DB
 		resolver *dbresolver.DBResolver
+		ckpt     *checkpointer
 		err      error
 		d        Dialect
 	)
 	switch cfg.Driver {
 	case "sqlite":
 		d = SQLite
-		g, resolver, err = openSQLite(cfg, gcfg)
+		g, resolver, ckpt, err = openSQLite(cfg, gcfg)
 	case "postgres":
 		d = Postgres
 		g, err = gorm.Open(postgres.Open(cfg.DSN), gcfg)
@@ -81,7 +83,7 @@ func Open(cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", cfg.Driver, err)
 	}
-	db := &DB{gorm: g, dialect: d, resolver: resolver}
+	db := &DB{gorm: g, dialect: d, resolver: resolver, ckpt: ckpt}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := db.Ping(ctx); err != nil {
@@ -91,19 +93,19 @@ func Open(cfg Config) (*DB, error) {
 	return db, nil
 }
 
-// openSQLite opens the file twice: a single writer connection whose
+// openSQLite opens the file three ways: a single writer connection whose
 // transactions begin IMMEDIATE (they take the write lock up front, so two
-// writers never deadlock upgrading a read lock), and a pool of readers.
-// dbresolver routes queries to the readers and writes and transactions to the
-// writer.
-func openSQLite(cfg Config, gcfg *gorm.Config) (*gorm.DB, *dbresolver.DBResolver, error) {
+// writers never deadlock upgrading a read lock), a pool of readers, and the
+// checkpointer's connection (checkpoint.go). dbresolver routes queries to
+// the readers and writes and transactions to the writer.
+func openSQLite(cfg Config, gcfg *gorm.Config) (*gorm.DB, *dbresolver.DBResolver, *checkpointer, error) {
 	path := strings.TrimPrefix(cfg.DSN, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
 	if path != ":memory:" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-			return nil, nil, fmt.Errorf("create database folder: %w", err)
+			return nil, nil, nil, fmt.Errorf("create database folder: %w", err)
 		}
 	}
 	// Pragmas are per connection; the driver applies these on every new one.
@@ -126,20 +128,31 @@ func openSQLite(cfg Config, gcfg *gorm.Config) (*gorm.DB, *dbresolver.DBResolver
 	writerParams.Set("_txlock", "immediate")
 	writerParams.Set("_cache_size", strconv.Itoa(-writerCacheKiB))
 
-	g, err := gorm.Open(sqlite.Open("file:"+path+"?"+writerParams.Encode()), gcfg)
+	g, err := gorm.Open(sqlite.New(sqlite.Config{DriverName: writerDriverName(), DSN: "file:" + path + "?" + writerParams.Encode()}), gcfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	resolver := dbresolver.Register(dbresolver.Config{
 		Replicas: []gorm.Dialector{sqlite.Open("file:" + path + "?" + params.Encode())},
 	}).SetMaxOpenConns(cfg.MaxOpenConns).SetMaxIdleConns(cfg.MaxOpenConns).
 		SetConnMaxIdleTime(sqlitePool.maxIdleTime).SetConnMaxLifetime(sqlitePool.maxLifetime)
 	if err := g.Use(resolver); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Without Sources the resolver writes through g's own pool: cap it at one
 	// connection, after the resolver's setters above sized every pool as a reader.
-	return g, resolver, sizePool(g, 1, sqlitePool)
+	if err := sizePool(g, 1, sqlitePool); err != nil {
+		return nil, nil, nil, err
+	}
+	if path == ":memory:" {
+		return g, resolver, nil, nil
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ckpt, err := startCheckpointer("file:"+path+"?"+params.Encode(), log)
+	return g, resolver, ckpt, err
 }
 
 // Statement cache and page cache of each SQLite connection. The page cache
@@ -209,6 +222,9 @@ func (db *DB) Close() error {
 	}
 	if sqlDB, err := db.gorm.DB(); err == nil {
 		errs = append(errs, sqlDB.Close())
+	}
+	if db.ckpt != nil {
+		errs = append(errs, db.ckpt.stop())
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,6 +165,40 @@ func TestSQLitePragmas(t *testing.T) {
 		t.Run(tc.name+" on reader", func(t *testing.T) {
 			assert.Equal(t, tc.want, pragma(d.Conn(ctx).Clauses(dbresolver.Read), tc.pragma))
 		})
+	}
+}
+
+// TestWriterLeavesCheckpointsToTheCheckpointer checks that commits do not
+// checkpoint (the writer's wal_autocheckpoint is 0) and that the WAL still
+// reaches the database file: the file grows past its empty size within a
+// few checkpoint intervals of the writes, with no commit doing it.
+func TestWriterLeavesCheckpointsToTheCheckpointer(t *testing.T) {
+	dir := t.TempDir()
+	d, err := db.Open(db.Config{Driver: "sqlite", DSN: filepath.Join(dir, "cf.db"), MaxOpenConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.Close() })
+	ctx := context.Background()
+	var auto int
+	require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+		return d.Conn(ctx).Raw("PRAGMA wal_autocheckpoint").Scan(&auto).Error
+	}))
+	assert.Equal(t, 0, auto, "the writer checkpoints in its commits")
+	require.NoError(t, d.Conn(ctx).Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`).Error)
+	size := func() int64 {
+		fi, err := os.Stat(filepath.Join(dir, "cf.db"))
+		require.NoError(t, err)
+		return fi.Size()
+	}
+	before := size()
+	for i := range 300 {
+		require.NoError(t, d.Conn(ctx).Exec(`INSERT INTO t (id, v) VALUES (?, ?)`, i, strings.Repeat("x", 1000)).Error)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for size() < before+200*1000 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is still %d bytes: nothing checkpointed the WAL", size())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
