@@ -12,3 +12,13 @@ func NewWorker(name string, fn Func, exe string, idle time.Duration) *Worker {
 	w.exe, w.idle = exe, idle
 	return w
 }
+
+// Pending is the number of calls waiting for the running child.
+func (w *Worker) Pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.child == nil {
+		return 0
+	}
+	return len(w.child.pending)
+}

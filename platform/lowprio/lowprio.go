@@ -196,6 +196,20 @@ func (w *Worker) armIdle(c *child) {
 	}
 }
 
+// Release ends the running child now unless a call is pending, instead of
+// after the idle time: for a caller that knows no call follows soon, such as
+// a one-off check at start-up, so that an idle service does not carry the
+// child (its Go runtime and the memory of its last call) for those seconds.
+// A later call starts a new child.
+func (w *Worker) Release() {
+	w.mu.Lock()
+	c := w.child
+	w.mu.Unlock()
+	if c != nil {
+		w.retire(c)
+	}
+}
+
 // retire ends c when it is still idle: closing its stdin makes it exit.
 func (w *Worker) retire(c *child) {
 	w.mu.Lock()

@@ -155,6 +155,28 @@ func TestIdleChildExits(t *testing.T) {
 	}
 }
 
+// Release ends an idle child at once, but not one with a call in flight,
+// which still gets its answer from that child.
+func TestReleaseEndsIdleChild(t *testing.T) {
+	w := lowprio.NewWorker(name, work, lowprio.SelfExe, time.Hour)
+	first := call(t, w, "echo")
+	done := make(chan int)
+	go func() { done <- call(t, w, "sleep 200ms x") }()
+	waitFor(t, "the call to be in flight", func() bool { return w.Pending() == 1 })
+	w.Release()
+	if pid := <-done; pid != first {
+		t.Fatalf("the call in flight during Release was answered by %d, want the child %d", pid, first)
+	}
+	if exited(first) {
+		t.Fatal("Release ended a child with a call in flight")
+	}
+	w.Release()
+	waitFor(t, "the released child to exit", func() bool { return exited(first) })
+	if second := call(t, w, "echo"); second == first || second == os.Getpid() {
+		t.Fatalf("after Release answered by %d (first child %d, this process %d)", second, first, os.Getpid())
+	}
+}
+
 // Where no child can start, calls run in this process and a warning is
 // logged once.
 func TestCallsRunInProcessWhenNoChildStarts(t *testing.T) {

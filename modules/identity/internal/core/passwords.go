@@ -77,6 +77,15 @@ func (h *hasher) derive(ctx context.Context, password, salt []byte, t, m uint32,
 	return keyWorker.Call(context.WithoutCancel(ctx), h.log, req)
 }
 
+// release ends the child process once no hash is running in it, for a
+// one-off hash that no login is likely to follow soon (the start-up check
+// of the administrator's password): the idle service then holds no child.
+func (h *hasher) release() {
+	if !h.inline {
+		keyWorker.Release()
+	}
+}
+
 // keyRequest encodes what deriving a key needs, and nothing else: t, m, p,
 // n, the salt's length, the salt, then the password.
 func keyRequest(password, salt []byte, t, m uint32, p uint8, n uint32) []byte {

@@ -115,13 +115,16 @@ func (s *Service) seedAdmin(ctx context.Context, app *kernel.App, adminRoleID st
 // WarnDefaultAdminPassword logs an error while the seeded administrator
 // still has the default password. It costs a password hash, so it runs in
 // the background once the service listens (DESIGN §2: the warning is in the
-// log within a second).
+// log within a second), and ends the hashing child it started rather than
+// keep it through the idle time.
 func (s *Service) WarnDefaultAdminPassword(ctx context.Context) {
 	u, err := s.store.userByEmail(ctx, normalizeEmail(s.adminEmail))
 	if err != nil {
 		return
 	}
-	if ok, _ := s.hasher.verify(ctx, DefaultAdminPassword, u.PasswordHash); ok {
+	ok, _ := s.hasher.verify(ctx, DefaultAdminPassword, u.PasswordHash)
+	s.hasher.release()
+	if ok {
 		s.log.Error("the administrator still has the default password; change it now",
 			"email", u.Email, "hint", "POST /api/auth/change-password or contractflow user reset-password --email "+u.Email)
 	}
