@@ -160,8 +160,11 @@ func TestIdleChildExits(t *testing.T) {
 func TestReleaseEndsIdleChild(t *testing.T) {
 	w := lowprio.NewWorker(name, work, lowprio.SelfExe, time.Hour)
 	first := call(t, w, "echo")
-	done := make(chan int)
-	go func() { done <- call(t, w, "sleep 200ms x") }()
+	done := make(chan int, 1)
+	go func() {
+		defer close(done) // a failed call ends this goroutine without a pid
+		done <- call(t, w, "sleep 200ms x")
+	}()
 	waitFor(t, "the call to be in flight", func() bool { return w.Pending() == 1 })
 	w.Release()
 	if pid := <-done; pid != first {
