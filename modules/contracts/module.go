@@ -66,8 +66,10 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 		return err
 	}
 	m.maxBytes = int64(app.Config.Uploads.MaxBytes)
-	indexed, err := search.EnsureIndexes(ctx, app.DB, app.Log, "contracts")
-	if err != nil {
+	// The trigram index by phase serves every contract search on SQLite;
+	// the table's own index, which every create and edit wrote in its
+	// commit, is gone.
+	if err := search.DropIndexes(ctx, app.DB, "contracts"); err != nil {
 		return err
 	}
 	parts, err := search.EnsurePartitioned(ctx, app.DB, "contracts", "phase")
@@ -78,7 +80,7 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 		m.jobs = []scheduler.Job{{Name: "contracts.search", Interval: searchSyncInterval,
 			Run: func(ctx context.Context) error { return parts.Sync(ctx, app.DB) }}}
 	}
-	deps := core.Deps{SearchIndexed: indexed["contracts"], SearchParts: parts, DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
+	deps := core.Deps{SearchParts: parts, DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
 		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location}
 	if r, ok := kernel.Lookup[forms.Renderer](app); ok {
 		deps.Renderer = renderer{r}

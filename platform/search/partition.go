@@ -225,6 +225,28 @@ func (p *Partitioned) Candidates(ctx context.Context, database *db.DB, value str
 		append(append([]any{phrases(words)}, args...), value), nil
 }
 
+// Match narrows q to rows whose search_text holds word, in any value: the
+// index decides for the rows it is current for, LIKE for the pending ones.
+// A word shorter than a trigram is matched by LIKE alone.
+func (p *Partitioned) Match(q *gorm.DB, word string) *gorm.DB { return p.match(q, word, "") }
+
+// Filter is Match for a word that most rows hold ("ong" is in almost every
+// Vietnamese title): the index still decides which rows match, but the
+// unary + keeps the planner from driving the plan from it, so it walks the
+// index of the list's order and stops after a page of matches instead of
+// fetching and sorting every match.
+func (p *Partitioned) Filter(q *gorm.DB, word string) *gorm.DB { return p.match(q, word, "+") }
+
+func (p *Partitioned) match(q *gorm.DB, word, plus string) *gorm.DB {
+	like, args := Likes(p.table, []string{word})
+	if !Indexed([]string{word}) {
+		return q.Where(like, args...)
+	}
+	cond := fmt.Sprintf(`(%[1]s%[2]s.rowid IN (SELECT rowid & %[3]d FROM %[4]s WHERE %[4]s MATCH ?) AND NOT %[5]s) OR (%[5]s AND %[6]s)`,
+		plus, p.table, 1<<rowidBits-1, p.fts, p.Stale(), like)
+	return q.Where(cond, append([]any{Phrase(word)}, args...)...)
+}
+
 // Stale is the condition that the table's row changed since the last Sync:
 // its entry may be out of date, so its own search_text decides.
 func (p *Partitioned) Stale() string {

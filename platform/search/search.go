@@ -86,6 +86,33 @@ func ensureIndex(tx *gorm.DB, t string) error {
 	return nil
 }
 
+// DropIndexes removes the trigram indexes of tables that no longer keep
+// one (their triggers, and the table where FTS5 can drop it).
+func DropIndexes(ctx context.Context, database *db.DB, tables ...string) error {
+	if database.Dialect() != db.SQLite {
+		return nil
+	}
+	return database.InTx(ctx, func(ctx context.Context) error {
+		tx := database.Conn(ctx)
+		var fts5 int64
+		if err := tx.Raw(`SELECT COUNT(*) FROM pragma_module_list WHERE name = 'fts5'`).Scan(&fts5).Error; err != nil {
+			return err
+		}
+		for _, t := range tables {
+			if err := dropTriggers(tx, t); err != nil {
+				return err
+			}
+			if fts5 == 0 {
+				continue
+			}
+			if err := tx.Exec(`DROP TABLE IF EXISTS ` + t + `_fts`).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func dropTriggers(tx *gorm.DB, t string) error {
 	for _, suffix := range []string{"insert", "delete", "update"} {
 		if err := tx.Exec(fmt.Sprintf(`DROP TRIGGER IF EXISTS %s_fts_%s`, t, suffix)).Error; err != nil {
@@ -116,21 +143,6 @@ func Indexed(words []string) bool {
 		}
 	}
 	return false
-}
-
-// Filter is Match for a word that most rows contain (a trigram such as
-// "ong" is in almost every Vietnamese title): the trigram index still
-// decides which rows match, but the planner may not read the rows from it
-// (the unary + keeps the term from driving the plan), so it walks the
-// index of the list's order and stops after a page of matches instead of
-// fetching and sorting every match. On Postgres it is Match: its planner
-// has statistics of the trigram index and chooses by itself.
-func Filter(q *gorm.DB, table string, indexed bool, word string) *gorm.DB {
-	if indexed && utf8.RuneCountInString(word) >= 3 {
-		phrase := `"` + strings.ReplaceAll(word, `"`, `""`) + `"`
-		return q.Where("+"+table+".rowid IN (SELECT rowid FROM "+table+"_fts WHERE "+table+"_fts MATCH ?)", phrase)
-	}
-	return Match(q, table, indexed, word)
 }
 
 // Fold is the form search compares: lower case, without Vietnamese tone and

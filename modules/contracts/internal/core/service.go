@@ -41,9 +41,8 @@ type Deps struct {
 	Renderer   Renderer  // nil when the forms module is off
 	Templates  Templates // nil when the forms module is off
 	Location   *time.Location
-	// SearchIndexed says a trigram index serves search (SQLite with FTS5).
-	SearchIndexed bool
-	// SearchParts is the trigram index by phase (nil without FTS5).
+	// SearchParts is the trigram index by phase that serves search on
+	// SQLite with FTS5 (nil elsewhere).
 	SearchParts *search.Partitioned
 }
 
@@ -55,7 +54,7 @@ type Service struct {
 
 // New returns the service.
 func New(d Deps) *Service {
-	return &Service{Deps: d, store: &store{db: d.DB, indexed: d.SearchIndexed, parts: d.SearchParts}}
+	return &Service{Deps: d, store: &store{db: d.DB, parts: d.SearchParts}}
 }
 
 // searchText is what list search matches of a contract besides its supplier.

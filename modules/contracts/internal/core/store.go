@@ -18,9 +18,8 @@ import (
 
 // store is the only code that touches the contract tables.
 type store struct {
-	db      *db.DB
-	indexed bool                // a trigram index serves search_text (SQLite with FTS5)
-	parts   *search.Partitioned // the same, by phase (nil without it)
+	db    *db.DB
+	parts *search.Partitioned // the trigram index by phase (SQLite with FTS5; nil elsewhere)
 }
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
@@ -38,30 +37,27 @@ type listFilter struct {
 
 func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilter, req paging.Request) ([]Contract, int64, error) {
 	words := search.Words(f.Search)
-	if len(words) == 0 || !s.indexed || !inCreatedOrder(req) {
-		return pageOfSummaries(s.listQuery(ctx, sc, f, words, search.Match), req)
+	if len(words) == 0 || s.parts == nil || !inCreatedOrder(req) {
+		return pageOfSummaries(s.listQuery(ctx, sc, f, words, false), req)
 	}
-	if f.Phase != "" && s.parts != nil && search.Indexed(words) {
+	if f.Phase != "" && search.Indexed(words) {
 		return s.phaseSearch(ctx, sc, f, words, req)
 	}
 	// The count comes first: how many rows match decides how the page is
 	// read (the page alone would not settle the count of a search anyway).
 	var total int64
-	if err := s.listQuery(ctx, sc, f, words, search.Match).Count(&total).Error; err != nil {
+	if err := s.listQuery(ctx, sc, f, words, false).Count(&total).Error; err != nil {
 		return nil, 0, err
 	}
 	if total == 0 || int64(req.Offset()) >= total {
 		return []Contract{}, total, nil
 	}
-	match := search.Match
 	scanned, err := s.liveIn(ctx, f.Phase)
 	if err != nil {
 		return nil, 0, err
 	}
-	if walkOrder(total, scanned, req) {
-		match = search.Filter
-	}
-	rows, err := scanSummaries(db.Page(s.listQuery(ctx, sc, f, words, match).Select(summaryColumns), req))
+	walk := walkOrder(total, scanned, req)
+	rows, err := scanSummaries(db.Page(s.listQuery(ctx, sc, f, words, walk).Select(summaryColumns), req))
 	return rows, total, err
 }
 
@@ -183,7 +179,7 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 		// An empty page says nothing of the count (a page past the end).
 		total = 0
 		if req.Offset() > 0 {
-			err = s.listQuery(ctx, sc, f, words, search.Match).Count(&total).Error
+			err = s.listQuery(ctx, sc, f, words, false).Count(&total).Error
 		}
 	}
 	return out, total, err
@@ -215,9 +211,11 @@ func (s *store) liveIn(ctx context.Context, phase string) (int64, error) {
 	return n, err
 }
 
-// listQuery is the list's condition; match narrows it by one search word.
-func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string,
-	match func(q *gorm.DB, table string, indexed bool, word string) *gorm.DB) *gorm.DB {
+// listQuery is the list's condition. Each search word narrows it through
+// the trigram index by phase where there is one (walk: written so that
+// the plan walks the list's order rather than fetching every match; see
+// search.Filter), else by LIKE, which pg_trgm's index serves on Postgres.
+func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string, walk bool) *gorm.DB {
 	cond, args := sc.Visible()
 	q := s.live(ctx).Where(cond, args...)
 	if f.Phase != "" {
@@ -236,7 +234,14 @@ func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f list
 		// Every word in the title or code, or a supplier whose name matches.
 		own := s.conn(ctx).Session(&gorm.Session{NewDB: true})
 		for _, w := range words {
-			own = match(own, "contracts", s.indexed, w)
+			switch {
+			case s.parts == nil:
+				own = search.Match(own, "contracts", false, w)
+			case walk:
+				own = s.parts.Filter(own, w)
+			default:
+				own = s.parts.Match(own, w)
+			}
 		}
 		if len(f.SupplierMatches) > 0 {
 			own = s.conn(ctx).Session(&gorm.Session{NewDB: true}).Where(own).Or("contracts.supplier_id IN ?", f.SupplierMatches)
