@@ -213,32 +213,60 @@ func TrigramIndexAll(tx *gorm.DB, table string) error {
 	return trigramIndex(tx, table, "")
 }
 
-func trigramIndex(tx *gorm.DB, table, where string) error {
+// TrigramIndexBy is TrigramIndex keyed by column first (btree_gin's
+// equality on a GIN index): a search restricted to one value of column
+// (a phase) reads from the index only the matches with that value, where
+// the plain index hands every match of the table to the heap, which then
+// drops those of other values. A query without column uses it as it
+// would the plain index (a GIN index serves any subset of its columns
+// alike), so the index replaces the plain one of a migration before.
+func TrigramIndexBy(tx *gorm.DB, table, column string) error {
 	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
-	schema, err := trgmSchema(tx)
+	if _, err := extension(tx, "btree_gin"); err != nil {
+		return err
+	}
+	if err := tx.Exec(fmt.Sprintf(`DROP INDEX IF EXISTS ix_%s_search`, table)).Error; err != nil {
+		return err
+	}
+	return trigramIndex(tx, table, " WHERE deleted_at IS NULL", column)
+}
+
+// trigramIndex creates ix_<table>_search over the columns before
+// search_text and search_text.
+func trigramIndex(tx *gorm.DB, table, where string, before ...string) error {
+	if tx.Dialector.Name() != "postgres" {
+		return nil
+	}
+	schema, err := extension(tx, "pg_trgm")
 	if err != nil {
 		return err
 	}
-	if schema == "" {
-		if err := tx.Exec(`SELECT pg_advisory_xact_lock(7312, hashtext('pg_trgm'))`).Error; err != nil {
-			return err
-		}
-		if err := tx.Exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`).Error; err != nil {
-			return fmt.Errorf("create extension pg_trgm, which search needs (a database owner or superuser can run CREATE EXTENSION pg_trgm WITH SCHEMA public once): %w", err)
-		}
-		if schema, err = trgmSchema(tx); err != nil {
-			return err
-		}
-	}
 	opclass := `"` + strings.ReplaceAll(schema, `"`, `""`) + `".gin_trgm_ops`
-	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (search_text %s)%s`, table, opclass, where)).Error
+	keys := strings.Join(append(before, "search_text "+opclass), ", ")
+	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (%s)%s`, table, keys, where)).Error
 }
 
-func trgmSchema(tx *gorm.DB) (string, error) {
+// extension creates the extension name (contrib, trusted: a database owner
+// may create it) unless it exists and returns the schema it lives in.
+func extension(tx *gorm.DB, name string) (string, error) {
+	schema, err := extensionSchema(tx, name)
+	if err != nil || schema != "" {
+		return schema, err
+	}
+	if err := tx.Exec(`SELECT pg_advisory_xact_lock(7312, hashtext(?))`, name).Error; err != nil {
+		return "", err
+	}
+	if err := tx.Exec(`CREATE EXTENSION IF NOT EXISTS ` + name + ` WITH SCHEMA public`).Error; err != nil {
+		return "", fmt.Errorf("create extension %s, which search needs (a database owner or superuser can run CREATE EXTENSION %[1]s WITH SCHEMA public once): %w", name, err)
+	}
+	return extensionSchema(tx, name)
+}
+
+func extensionSchema(tx *gorm.DB, name string) (string, error) {
 	var schema string
-	err := tx.Raw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`).Scan(&schema).Error
+	err := tx.Raw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = ?`, name).Scan(&schema).Error
 	return schema, err
 }
 
