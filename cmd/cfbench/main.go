@@ -162,7 +162,7 @@ func run(ctx context.Context, o options) (err error) {
 		defer os.RemoveAll(tmp)
 	}
 	rep := &report{When: time.Now(), Machine: describeMachine(ctx, repo), Limits: o.limits, Raw: map[string]result{}}
-	logf("machine: %d cores, load average %s; commit %s", rep.Machine.Cores, rep.Machine.LoadAvg, rep.Machine.Commit)
+	logf("machine: %d cores, load average %s, CPU pressure %s; commit %s", rep.Machine.Cores, rep.Machine.LoadAvg, rep.Machine.Pressure, rep.Machine.Commit)
 
 	bin := filepath.Join(tmp, "contractflow")
 	t0 := time.Now()
@@ -354,9 +354,7 @@ func run(ctx context.Context, o options) (err error) {
 	rep.ratios()
 	rep.Total = time.Since(began)
 	if rep.Machine.Cores > 0 {
-		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-			rep.Notes = append(rep.Notes, "Load average at the end: "+strings.Join(strings.Fields(string(b))[:3], " ")+".")
-		}
+		rep.Notes = append(rep.Notes, "Load average at the end: "+loadAverage()+"; CPU pressure "+cpuPressure()+".")
 	}
 	rep.Notes = append(rep.Notes,
 		"The SLA job's first run is pushed past the end of the run (sla.firstRunDelay = 1h) so that it does not move the overdue contracts in the middle of a scenario.",

@@ -88,9 +88,7 @@ func runScale(ctx context.Context, o options, counts, sweep []int) error {
 	// write puts what has finished into the doc, so that a series stopped
 	// by the clock still leaves its finished sizes there.
 	write := func() error {
-		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-			rep.LoadAtEnd = strings.Join(strings.Fields(string(b))[:3], " ")
-		}
+		rep.LoadAtEnd = loadAverage() + " (CPU pressure " + cpuPressure() + ")"
 		rep.Total = time.Since(began)
 		if docPath == "" {
 			return nil
@@ -228,7 +226,7 @@ func (r *scaleReport) markdown() string {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	w("## Scale (SQLite)\n\n")
 	w("- Date: %s; git commit: %s; Go: %s\n", r.When.UTC().Format("2006-01-02 15:04 MST"), r.Machine.Commit, r.Machine.GoVersion)
-	w("- Machine: %d cores (%s), load average %s at the start, %s at the end\n", r.Machine.Cores, r.Machine.CPU, r.Machine.LoadAvg, r.LoadAtEnd)
+	w("- Machine: %d cores (%s), load average %s (CPU pressure %s) at the start, %s at the end\n", r.Machine.Cores, r.Machine.CPU, r.Machine.LoadAvg, r.Machine.Pressure, r.LoadAtEnd)
 	w("- Each size is a fresh database loaded as in the main run (no purchase evaluations); %d clients per scenario for %s (request cap %s)\n",
 		r.Limits.Clients, r.Limits.Duration, thousands(r.Limits.MaxOps))
 	if r.Unfinished != "" {
