@@ -211,18 +211,30 @@ func (p *Partitioned) entries(ctx context.Context, database *db.DB, value string
 	return "rowid BETWEEN ? AND ?", []any{c << rowidBits, c<<rowidBits | (1<<rowidBits - 1)}, nil
 }
 
-// Candidates is a query of the rowids that may hold every word (each of at
-// least three runes) among the rows whose column is value: exactly the
-// matching rows whose entries are current, plus every pending row now
-// holding value, whatever its text (check those with Stale).
+// Candidates is a query of (rid, filed): the rowids that may hold every
+// word (each of at least three runes) among the rows whose column is
+// value. Filed rows (filed = 1) come from the index: among them, those not
+// pending match exactly as they are now. The others are the pending rows
+// now holding value, whatever their text (check those with Stale).
 func (p *Partitioned) Candidates(ctx context.Context, database *db.DB, value string, words []string) (string, []any, error) {
 	in, args, err := p.entries(ctx, database, value)
 	if err != nil {
 		return "", nil, err
 	}
-	return fmt.Sprintf(`SELECT rowid & %d FROM %s WHERE %s MATCH ? AND %s UNION ALL SELECT rid FROM %s WHERE value = ?`,
+	return fmt.Sprintf(`SELECT rowid & %d, 1 FROM %s WHERE %s MATCH ? AND %s UNION ALL SELECT rid, 0 FROM %s WHERE value = ?`,
 			1<<rowidBits-1, p.fts, p.fts, in, p.pending),
 		append(append([]any{phrases(words)}, args...), value), nil
+}
+
+// Count is an expression counting, from m (a materialised Candidates of
+// value and words), the live rows whose column is value and whose
+// search_text holds every word. It reads the table only for the pending
+// rows, and the index not again.
+func (p *Partitioned) Count(m string, words []string) (string, []any) {
+	like, args := Likes(p.table, words)
+	return fmt.Sprintf(`((SELECT COUNT(*) FROM %[1]s WHERE filed AND rid NOT IN (SELECT rid FROM %[2]s))
+		+ (SELECT COUNT(*) FROM %[1]s JOIN %[3]s ON %[3]s.rowid = %[1]s.rid WHERE NOT %[1]s.filed AND %[4]s))`,
+		m, p.pending, p.table, like), args
 }
 
 // Match narrows q to rows whose search_text holds word, in any value: the
@@ -251,22 +263,6 @@ func (p *Partitioned) match(q *gorm.DB, word, plus string) *gorm.DB {
 // its entry may be out of date, so its own search_text decides.
 func (p *Partitioned) Stale() string {
 	return p.table + ".rowid IN (SELECT rid FROM " + p.pending + ")"
-}
-
-// Count is an expression counting the live rows whose column is value and
-// whose search_text holds every word (each of at least three runes). It
-// reads the table only for the pending rows.
-func (p *Partitioned) Count(ctx context.Context, database *db.DB, value string, words []string) (string, []any, error) {
-	in, args, err := p.entries(ctx, database, value)
-	if err != nil {
-		return "", nil, err
-	}
-	like, largs := Likes(p.table, words)
-	q := fmt.Sprintf(`((SELECT COUNT(*) FROM %[1]s WHERE %[1]s MATCH ? AND %[2]s AND (rowid & %[3]d) NOT IN (SELECT rid FROM %[4]s))
-		+ (SELECT COUNT(*) FROM %[4]s p JOIN %[5]s ON %[5]s.rowid = p.rid WHERE p.value = ? AND %[6]s))`,
-		p.fts, in, 1<<rowidBits-1, p.pending, p.table, like)
-	all := append(append([]any{phrases(words)}, args...), value)
-	return q, append(all, largs...), nil
 }
 
 // Likes is the condition that table's search_text holds every word, by

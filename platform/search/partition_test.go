@@ -64,21 +64,19 @@ func TestPartitionedCountsExactly(t *testing.T) {
 				if err := recount.Scan(&want).Error; err != nil {
 					t.Fatal(err)
 				}
-				count, args, err := p.Count(ctx, database, ph, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got int64
-				if err := conn.Raw(`SELECT `+count, args...).Scan(&got).Error; err != nil {
-					t.Fatal(err)
-				}
 				cands, cargs, err := p.Candidates(ctx, database, ph, q)
 				if err != nil {
 					t.Fatal(err)
 				}
+				count, args := p.Count("m", q)
+				var got int64
+				if err := conn.Raw(`WITH m(rid, filed) AS MATERIALIZED (`+cands+`) SELECT `+count,
+					append(cargs, args...)...).Scan(&got).Error; err != nil {
+					t.Fatal(err)
+				}
 				like, largs := search.Likes("docs", q)
 				var checked int64
-				err = conn.Raw(`WITH m(rid) AS (`+cands+`) SELECT COUNT(*) FROM docs WHERE deleted_at IS NULL AND phase = ?
+				err = conn.Raw(`WITH m(rid, filed) AS (`+cands+`) SELECT COUNT(*) FROM docs WHERE deleted_at IS NULL AND phase = ?
 					AND docs.rowid IN (SELECT rid FROM m) AND (NOT `+p.Stale()+` OR (`+like+`))`,
 					append(append(cargs, ph), largs...)...).Scan(&checked).Error
 				if err != nil {

@@ -82,8 +82,8 @@ func pageOfSummaries(q *gorm.DB, req paging.Request) ([]Contract, int64, error) 
 // m holds the phase's matches of the words of three runes or more, read
 // from the phase's stretch of the index, and the phase's pending rows,
 // whose own text decides. Shorter words are checked with LIKE. The count
-// reads the index alone when nothing else narrows the list (Admin, no
-// filter), else the rows of m; the page walks the phase's index
+// reads m alone when nothing else narrows the list (Admin, no filter),
+// else the rows of m; the page walks the phase's index
 // (phase, created_at, id, deleted_at) in the list's order, probing m (the
 // unary + keeps the probe from driving the page's plan), so it stops after
 // a page of matches however common the words.
@@ -138,16 +138,14 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 		all = append(all, textArgs...)
 	} else {
 		var countArgs []any
-		if count, countArgs, err = s.parts.Count(ctx, s.db, f.Phase, long); err != nil {
-			return nil, 0, err
-		}
+		count, countArgs = s.parts.Count("m", long)
 		all = append(all, countArgs...)
 	}
 	dir := ""
 	if req.Sort[0].Desc {
 		dir = " DESC"
 	}
-	q := `WITH m(rid) AS MATERIALIZED (` + cands + `)
+	q := `WITH m(rid, filed) AS MATERIALIZED (` + cands + `)
 		SELECT ` + summaryColumns + `, ` + count + ` AS total
 		FROM contracts WHERE ` + where.String() + ` AND contracts.phase = ? AND (` + fmt.Sprintf(text, "+") + `)
 		ORDER BY contracts.created_at` + dir + `, contracts.id` + dir + ` LIMIT ? OFFSET ?`
