@@ -23,9 +23,10 @@ import (
 // transaction (it flushes a segment at each commit), so the index is not
 // written by the moves themselves. A trigger records each changed row in a
 // pending table instead (a one-row upsert), and Sync applies the pending
-// rows in one transaction (a background job, every syncInterval). Queries
-// stay exact meanwhile: an entry of a pending row is never trusted, and
-// the pending rows now holding the value are checked by their own text.
+// rows in one transaction (a job of the owning module, contracts.search,
+// every 250 ms). Queries stay exact meanwhile: an entry of a pending row
+// is never trusted, and the pending rows now holding the value are checked
+// by their own text.
 //
 // Only live rows (deleted_at IS NULL) are indexed; the table must have
 // deleted_at and search_text, the column must be NOT NULL, and rowids must
