@@ -78,7 +78,7 @@ func (m *Module) Provision(ctx context.Context, app *kernel.App) error {
 	}
 	if parts != nil {
 		m.jobs = []scheduler.Job{{Name: "contracts.search", Interval: searchSyncInterval,
-			Run: func(ctx context.Context) error { return parts.Sync(ctx, app.DB) }}}
+			Run: func(ctx context.Context) error { return parts.Sync(ctx) }}}
 	}
 	deps := core.Deps{SearchParts: parts, DB: app.DB, Clock: app.Clock, Log: app.Log, Bus: app.Bus, Blobs: app.Blobs,
 		Workflows: wf, MasterData: md, Directory: dir, Location: app.Config.Business.Location}

@@ -32,6 +32,7 @@ import (
 // deleted_at and search_text, the column must be NOT NULL, and rowids must
 // stay under 2³².
 type Partitioned struct {
+	db            *db.DB
 	table, column string
 	fts, codes    string // the FTS5 table; the codes of the values
 	pending       string // rows changed since the last Sync
@@ -50,20 +51,20 @@ func EnsurePartitioned(ctx context.Context, database *db.DB, table, column strin
 	if database.Dialect() != db.SQLite {
 		return nil, nil
 	}
-	var fts5 int64
-	if err := database.Conn(ctx).Raw(`SELECT COUNT(*) FROM pragma_module_list WHERE name = 'fts5'`).Scan(&fts5).Error; err != nil {
+	fts5, err := hasFTS5(database.Conn(ctx))
+	if err != nil {
 		return nil, err
 	}
-	p := &Partitioned{table: table, column: column, fts: table + "_pfts", codes: table + "_pfts_codes", pending: table + "_pfts_pending",
+	p := &Partitioned{db: database, table: table, column: column, fts: table + "_pfts", codes: table + "_pfts_codes", pending: table + "_pfts_pending",
 		known: map[string]int64{}}
-	err := database.InTx(ctx, func(ctx context.Context) error {
+	err = database.InTx(ctx, func(ctx context.Context) error {
 		tx := database.Conn(ctx)
-		if fts5 == 0 {
+		if !fts5 {
 			return p.dropTriggers(tx)
 		}
 		return p.ensure(tx)
 	})
-	if err != nil || fts5 == 0 {
+	if err != nil || !fts5 {
 		return nil, err
 	}
 	return p, nil
@@ -127,12 +128,12 @@ func (p *Partitioned) ensure(tx *gorm.DB) error {
 }
 
 // Sync files the rows changed since the last Sync, in one transaction.
-func (p *Partitioned) Sync(ctx context.Context, database *db.DB) error {
+func (p *Partitioned) Sync(ctx context.Context) error {
 	var any int64
-	if err := database.Conn(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM ` + p.pending + ` LIMIT 1) x`).Scan(&any).Error; err != nil || any == 0 {
+	if err := p.db.Conn(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM ` + p.pending + ` LIMIT 1) x`).Scan(&any).Error; err != nil || any == 0 {
 		return err
 	}
-	return database.InTx(ctx, func(ctx context.Context) error { return p.apply(database.Conn(ctx)) })
+	return p.db.InTx(ctx, func(ctx context.Context) error { return p.apply(p.db.Conn(ctx)) })
 }
 
 // apply moves every pending row's entry to where the row is now. The
@@ -189,14 +190,14 @@ func phrases(words []string) string {
 // is looked up by the statement itself, in the snapshot it reads, since a
 // Sync committing in between could file entries under a new code and
 // empty the pending rows that stood for them.
-func (p *Partitioned) entries(ctx context.Context, database *db.DB, value string) (string, []any, error) {
+func (p *Partitioned) entries(ctx context.Context, value string) (string, []any, error) {
 	p.mu.Lock()
 	c, ok := p.known[value]
 	p.mu.Unlock()
 	if !ok {
 		// Outside any transaction: a code read inside a Sync that then
 		// rolls back could go to another value.
-		err := database.Conn(db.WithoutTx(ctx)).Raw(`SELECT COALESCE(MAX(code), 0) FROM `+p.codes+` WHERE value = ?`, value).Scan(&c).Error
+		err := p.db.Conn(db.WithoutTx(ctx)).Raw(`SELECT COALESCE(MAX(code), 0) FROM `+p.codes+` WHERE value = ?`, value).Scan(&c).Error
 		if err != nil {
 			return "", nil, err
 		}
@@ -217,8 +218,8 @@ func (p *Partitioned) entries(ctx context.Context, database *db.DB, value string
 // value. Filed rows (filed = 1) come from the index: among them, those not
 // pending match exactly as they are now. The others are the pending rows
 // now holding value, whatever their text (check those with Stale).
-func (p *Partitioned) Candidates(ctx context.Context, database *db.DB, value string, words []string) (string, []any, error) {
-	in, args, err := p.entries(ctx, database, value)
+func (p *Partitioned) Candidates(ctx context.Context, value string, words []string) (string, []any, error) {
+	in, args, err := p.entries(ctx, value)
 	if err != nil {
 		return "", nil, err
 	}

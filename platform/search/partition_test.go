@@ -64,7 +64,7 @@ func TestPartitionedCountsExactly(t *testing.T) {
 				if err := recount.Scan(&want).Error; err != nil {
 					t.Fatal(err)
 				}
-				cands, cargs, err := p.Candidates(ctx, database, ph, q)
+				cands, cargs, err := p.Candidates(ctx, ph, q)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +104,7 @@ func TestPartitionedCountsExactly(t *testing.T) {
 			add()
 		}
 		if i%7 == 0 {
-			if err := p.Sync(ctx, database); err != nil {
+			if err := p.Sync(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}

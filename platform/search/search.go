@@ -31,15 +31,14 @@ func EnsureIndexes(ctx context.Context, database *db.DB, log *slog.Logger, table
 	if database.Dialect() != db.SQLite {
 		return indexed, nil
 	}
-	conn := database.Conn(ctx)
-	var fts5 int64
-	if err := conn.Raw(`SELECT COUNT(*) FROM pragma_module_list WHERE name = 'fts5'`).Scan(&fts5).Error; err != nil {
+	fts5, err := hasFTS5(database.Conn(ctx))
+	if err != nil {
 		return nil, err
 	}
-	err := database.InTx(ctx, func(ctx context.Context) error {
+	err = database.InTx(ctx, func(ctx context.Context) error {
 		tx := database.Conn(ctx)
 		for _, t := range tables {
-			if fts5 == 0 {
+			if !fts5 {
 				if err := dropTriggers(tx, t); err != nil {
 					return err
 				}
@@ -52,10 +51,18 @@ func EnsureIndexes(ctx context.Context, database *db.DB, log *slog.Logger, table
 		}
 		return nil
 	})
-	if fts5 == 0 && err == nil {
+	if !fts5 && err == nil {
 		log.Warn("SQLite lacks FTS5: search scans its tables; build with -tags sqlite_fts5 (make does)", "tables", tables)
 	}
 	return indexed, err
+}
+
+// hasFTS5 reports whether the SQLite library has FTS5 (build tag
+// sqlite_fts5).
+func hasFTS5(conn *gorm.DB) (bool, error) {
+	var n int64
+	err := conn.Raw(`SELECT COUNT(*) FROM pragma_module_list WHERE name = 'fts5'`).Scan(&n).Error
+	return n > 0, err
 }
 
 func ensureIndex(tx *gorm.DB, t string) error {
@@ -94,15 +101,15 @@ func DropIndexes(ctx context.Context, database *db.DB, tables ...string) error {
 	}
 	return database.InTx(ctx, func(ctx context.Context) error {
 		tx := database.Conn(ctx)
-		var fts5 int64
-		if err := tx.Raw(`SELECT COUNT(*) FROM pragma_module_list WHERE name = 'fts5'`).Scan(&fts5).Error; err != nil {
+		fts5, err := hasFTS5(tx)
+		if err != nil {
 			return err
 		}
 		for _, t := range tables {
 			if err := dropTriggers(tx, t); err != nil {
 				return err
 			}
-			if fts5 == 0 {
+			if !fts5 {
 				continue
 			}
 			if err := tx.Exec(`DROP TABLE IF EXISTS ` + t + `_fts`).Error; err != nil {

@@ -176,7 +176,7 @@ func (s *Service) SeedDemoSet(ctx context.Context, set *kernel.DemoSet) error {
 		// File the set in the search index by phase now rather than in
 		// the server's first seconds.
 		if s.store.parts != nil {
-			if err := s.store.parts.Sync(ctx, s.DB); err != nil {
+			if err := s.store.parts.Sync(ctx); err != nil {
 				return err
 			}
 		}

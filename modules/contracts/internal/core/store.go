@@ -124,7 +124,7 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 		text = "(" + text + ") OR contracts.supplier_id IN ?"
 		textArgs = append(textArgs, f.SupplierMatches)
 	}
-	cands, all, err := s.parts.Candidates(ctx, s.db, f.Phase, long)
+	cands, all, err := s.parts.Candidates(ctx, f.Phase, long)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -212,7 +212,7 @@ func (s *store) liveIn(ctx context.Context, phase string) (int64, error) {
 // listQuery is the list's condition. Each search word narrows it through
 // the trigram index by phase where there is one (walk: written so that
 // the plan walks the list's order rather than fetching every match; see
-// search.Filter), else by LIKE, which pg_trgm's index serves on Postgres.
+// Partitioned.Filter), else by LIKE, which pg_trgm's index serves on Postgres.
 func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string, walk bool) *gorm.DB {
 	cond, args := sc.Visible()
 	q := s.live(ctx).Where(cond, args...)
