@@ -476,7 +476,7 @@ func TestCatchUpLateCommit(t *testing.T) {
 	a.killListeners(t, 1)
 	a.app.Clock.Advance(-10 * time.Second) // its transaction began before "first" was stored
 	a.say(t, draftAbout("late", u.id))
-	if p := next(t, c, 10*time.Second); p.Data.EntityID != "late" {
+	if p := next(t, c, 30*time.Second); p.Data.EntityID != "late" {
 		t.Fatalf("after the reconnection %+v", p)
 	}
 	a.app.Clock.Advance(time.Minute)
