@@ -1,8 +1,8 @@
 // Package notify is the notifications hub: how a notification stored on one
 // node reaches the sockets of every node. The rows are the truth and live in
 // the notifications module; the hub only carries the news that rows exist
-// (their ids and owners), so that each node can read them and push them to
-// the sockets it holds.
+// (their ids and whom they are for), so that each node can read them and
+// push them to the sockets it holds.
 //
 // The news leaves only once the creating transaction has committed (a
 // rolled-back change notifies no one). On SQLite (one node) it travels in
@@ -61,11 +61,17 @@ type Notifiable interface {
 	Notifications() []Draft
 }
 
-// Item is the news that one notification was stored: its id and the users
-// it is for (one message, many recipients).
+// Item is the news that one notification was stored: its id and whom it
+// is for: the members of Audience (a stored set of users, named by its id;
+// "" for none) but Except, and UserIDs. The news names the audience rather
+// than its members, so a move's news stays a hundred bytes however many
+// people hold the roles it notifies: each node resolves an audience once
+// and keeps it (an audience never changes).
 type Item struct {
-	ID      string
-	UserIDs []string
+	ID       string
+	Audience string
+	Except   string
+	UserIDs  []string
 }
 
 // Receiver is what the hub hands the news to (the notifications module).
@@ -261,10 +267,10 @@ func (h *Hub) dispatch(ctx context.Context) {
 	}
 }
 
-// encode packs items into payloads below the NOTIFY limit, each a list of
-// "id:user,user,…" separated by spaces: a message's id once, then its
-// users. A message with more users than one payload holds continues in the
-// next payload under its id again.
+// encode packs items into payloads below the NOTIFY limit, separated by
+// spaces, each item as "id:audience:except:user,user,…". An item with more
+// named users than one payload holds continues in the next payload as
+// "id:::user,…".
 func encode(items []Item) []string {
 	var out []string
 	var b strings.Builder
@@ -275,28 +281,26 @@ func encode(items []Item) []string {
 		}
 	}
 	for _, it := range items {
-		open := false // this item's "id:" is written in the current payload
+		head := it.ID + ":" + it.Audience + ":" + it.Except + ":"
+		if b.Len() > 0 && b.Len()+1+len(head) > maxPayload {
+			flush()
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(head)
+		first := true // no user yet after the current head
 		for _, u := range it.UserIDs {
-			need := 1 + len(u) // ",user"
-			if !open {
-				need = 1 + len(it.ID) + 1 + len(u) // " id:user"
-			}
-			if b.Len() > 0 && b.Len()+need > maxPayload {
+			if b.Len()+1+len(u) > maxPayload {
 				flush()
-				open = false
+				b.WriteString(it.ID + ":::")
+				first = true
 			}
-			switch {
-			case open:
+			if !first {
 				b.WriteByte(',')
-			default:
-				if b.Len() > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(it.ID)
-				b.WriteByte(':')
-				open = true
 			}
 			b.WriteString(u)
+			first = false
 		}
 	}
 	flush()
@@ -306,17 +310,17 @@ func encode(items []Item) []string {
 func decode(payload string) []Item {
 	var out []Item
 	for part := range strings.SplitSeq(payload, " ") {
-		id, users, ok := strings.Cut(part, ":")
-		if !ok || id == "" {
+		f := strings.SplitN(part, ":", 4)
+		if len(f) != 4 || f[0] == "" {
 			continue
 		}
-		it := Item{ID: id}
-		for u := range strings.SplitSeq(users, ",") {
+		it := Item{ID: f[0], Audience: f[1], Except: f[2]}
+		for u := range strings.SplitSeq(f[3], ",") {
 			if u != "" {
 				it.UserIDs = append(it.UserIDs, u)
 			}
 		}
-		if len(it.UserIDs) > 0 {
+		if it.Audience != "" || len(it.UserIDs) > 0 {
 			out = append(out, it)
 		}
 	}

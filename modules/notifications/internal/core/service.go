@@ -111,23 +111,26 @@ func (s *Service) Store(ctx context.Context, e events.Event) error {
 				named = append(named, u)
 			}
 		}
-		told := slices.DeleteFunc(slices.Clone(holders), func(u string) bool { return u == d.ExceptUserID })
-		if len(told) == 0 && len(named) == 0 {
+		told := len(holders)
+		if _, in := slices.BinarySearch(holders, d.ExceptUserID); in {
+			told--
+		}
+		if told == 0 && len(named) == 0 {
 			continue
 		}
-		if len(told) > 0 {
+		if told > 0 {
 			var err error
-			if m.AudienceID, err = s.store.audience(ctx, holders); err != nil {
+			if m.AudienceID, err = s.store.audience(ctx, d.Roles, holders); err != nil {
 				return fmt.Errorf("store the audience of %s: %w", d.Kind, err)
 			}
-			if len(told) < len(holders) {
+			if told < len(holders) {
 				m.ExceptUserID = d.ExceptUserID
 			}
 		}
 		if err := s.store.insert(ctx, m, named); err != nil {
 			return fmt.Errorf("store notification %s of %s: %w", d.Kind, e.Topic(), err)
 		}
-		items = append(items, notify.Item{ID: m.ID, UserIDs: append(told, named...)})
+		items = append(items, notify.Item{ID: m.ID, Audience: m.AudienceID, Except: m.ExceptUserID, UserIDs: named})
 	}
 	return s.Hub.Announce(ctx, items)
 }

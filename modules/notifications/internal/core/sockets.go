@@ -407,17 +407,47 @@ func (ss *sockets) write(sock *socket) {
 // sockets on this node (notify.Receiver). Messages are read only for users
 // connected here, once each however many of them they are for.
 func (s *Service) Deliver(items []notify.Item) {
+	ctx := db.WithoutTx(context.Background())
+	members := map[string][]string{}
+	for _, it := range items {
+		if _, ok := members[it.Audience]; ok || it.Audience == "" {
+			continue
+		}
+		m, err := s.store.members(ctx, it.Audience)
+		if err != nil {
+			s.Log.Error("read the audience of notifications to push", "err", err)
+		}
+		members[it.Audience] = m
+	}
 	ss := s.sockets
 	ss.mu.Lock()
 	var ids []string
 	owners := map[string][]string{}
+	own := func(id, u string) {
+		if owners[id] == nil {
+			ids = append(ids, id)
+		}
+		owners[id] = append(owners[id], u)
+	}
 	for _, it := range items {
 		for _, u := range it.UserIDs {
 			if _, ok := ss.users[u]; ok {
-				if owners[it.ID] == nil {
-					ids = append(ids, it.ID)
+				own(it.ID, u)
+			}
+		}
+		// Whichever is shorter is walked: the audience, or the users
+		// connected here.
+		if m := members[it.Audience]; len(m) <= len(ss.users) {
+			for _, u := range m {
+				if _, ok := ss.users[u]; ok && u != it.Except {
+					own(it.ID, u)
 				}
-				owners[it.ID] = append(owners[it.ID], u)
+			}
+		} else {
+			for u := range ss.users {
+				if _, in := slices.BinarySearch(m, u); in && u != it.Except {
+					own(it.ID, u)
+				}
 			}
 		}
 	}
@@ -425,7 +455,7 @@ func (s *Service) Deliver(items []notify.Item) {
 	if len(ids) == 0 {
 		return
 	}
-	msgs, err := s.store.messages(db.WithoutTx(context.Background()), ids)
+	msgs, err := s.store.messages(ctx, ids)
 	if err != nil {
 		s.Log.Error("read notifications to push", "err", err)
 		return

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,11 +22,65 @@ import (
 // recipient rows; its id is the message's. A read mark is a row of
 // notification_reads.
 type store struct {
-	db *db.DB
-	// known holds audience ids whose rows are committed: audiences are
-	// never deleted, so a fan-out to people already an audience writes
-	// only its message.
-	known sync.Map
+	db        *db.DB
+	audiences audiences
+}
+
+// audiences remembers audiences this node stored or read: an audience's
+// members never change (its id is their hash) and its rows are never
+// deleted, so a fan-out to people already an audience writes only its
+// message, and the news of a message names its audience, which each node
+// resolves once.
+type audiences struct {
+	mu      sync.Mutex
+	members map[string][]string // committed audience id → its sorted members
+	byRoles map[string]audience // roles of a fan-out → the audience they last made
+}
+
+type audience struct {
+	id    string
+	users []string
+}
+
+// maxAudiences bounds what a node remembers: audiences are few (one per
+// set of role holders), but every change of a role's holders makes one.
+const maxAudiences = 256
+
+func (a *audiences) lookup(id string) ([]string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m, ok := a.members[id]
+	return m, ok
+}
+
+func (a *audiences) remember(id string, users []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.members == nil || len(a.members) >= maxAudiences {
+		a.members = map[string][]string{}
+	}
+	a.members[id] = users
+}
+
+// idOf is the id of users, the holders of roles: hashed again only when
+// the holders differ from the last time (a move's fan-out hashed 6 KB of
+// ids for the same audience every time).
+func (a *audiences) idOf(roles, users []string) string {
+	key := strings.Join(roles, "\x00")
+	a.mu.Lock()
+	last, ok := a.byRoles[key]
+	a.mu.Unlock()
+	if ok && slices.Equal(last.users, users) {
+		return last.id
+	}
+	id := audienceID(users)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byRoles == nil || len(a.byRoles) >= maxAudiences {
+		a.byRoles = map[string]audience{}
+	}
+	a.byRoles[key] = audience{id: id, users: users}
+	return id
 }
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
@@ -67,11 +122,12 @@ func audienceID(sorted []string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// audience stores the set of users (sorted, distinct) unless it is stored
-// already, and returns its id.
-func (s *store) audience(ctx context.Context, users []string) (string, error) {
-	id := audienceID(users)
-	if _, ok := s.known.Load(id); ok {
+// audience stores users, the sorted distinct holders of roles, as an
+// audience unless it is stored already, and returns its id. users must not
+// change afterwards: they are remembered.
+func (s *store) audience(ctx context.Context, roles, users []string) (string, error) {
+	id := s.audiences.idOf(roles, users)
+	if _, ok := s.audiences.lookup(id); ok {
 		return id, nil
 	}
 	list, err := json.Marshal(users)
@@ -82,8 +138,22 @@ func (s *store) audience(ctx context.Context, users []string) (string, error) {
 		SELECT $1, value FROM `+s.jsonElements("$2")+` WHERE true ON CONFLICT DO NOTHING`, id, string(list)); err != nil {
 		return "", err
 	}
-	db.AfterCommit(ctx, func() { s.known.Store(id, struct{}{}) })
+	db.AfterCommit(ctx, func() { s.audiences.remember(id, users) })
 	return id, nil
+}
+
+// members lists an audience's members, sorted: remembered, or read once.
+func (s *store) members(ctx context.Context, id string) ([]string, error) {
+	if m, ok := s.audiences.lookup(id); ok {
+		return m, nil
+	}
+	var users []string
+	if err := s.conn(ctx).Raw(`SELECT user_id FROM notification_audiences WHERE audience_id = ?`, id).Scan(&users).Error; err != nil {
+		return nil, err
+	}
+	slices.Sort(users) // in Go's order, whatever the database's collation
+	s.audiences.remember(id, users)
+	return users, nil
 }
 
 // insert stores one message for the members of audience (its id, "" for

@@ -40,7 +40,7 @@ func BenchmarkFanOut(b *testing.B) {
 			Body: fmt.Sprintf("%q moved from DangSoanThao to DangDamPhan.", "Hợp đồng thi công móng"), EntityType: "contract",
 			EntityID: uuid.NewString(), CreatedAt: at.Add(time.Duration(i) * time.Microsecond)}
 		err := d.InTx(ctx, func(ctx context.Context) (err error) {
-			if m.AudienceID, err = s.audience(ctx, users); err != nil {
+			if m.AudienceID, err = s.audience(ctx, []string{"Finance"}, users); err != nil {
 				return err
 			}
 			return s.insert(ctx, m, []string{uuid.NewString()})
