@@ -117,31 +117,58 @@ func (s *socket) isKicked() bool {
 }
 
 // userSockets are a user's sockets on this node and what a catch-up after
-// a listener outage must still send them: rows newer than floor (the user's
-// newest row when the first socket opened) that were not pushed yet. A row's
-// created_at is its transaction's clock, so a row may commit after a newer
-// one was pushed; the catch-up therefore looks lateCommitWindow behind the
-// newest pushed row and skips the ids it already pushed.
+// a listener outage must still send them: rows newer than floor that were
+// neither pushed nor there when a socket opened (the client lists those).
+// A row's created_at is its transaction's clock, so a row may commit after
+// a newer one was pushed or listed; the catch-up therefore looks
+// lateCommitWindow behind the newest row pushed or listed and skips the ids
+// it knows.
 type userSockets struct {
 	set     map[*socket]struct{}
 	floor   time.Time
 	floorID string
 	lastAt  time.Time
 	pushed  map[string]time.Time // id → created_at, within lateCommitWindow of lastAt
+	listed  map[string]time.Time // id → created_at of the rows there when a socket opened, from floor on
 }
 
 // lateCommitWindow is how long after a newer notification an older one may
 // still commit and be caught up.
 const lateCommitWindow = time.Minute
 
-// opened records the user's newest row when a socket opened: nothing at or
-// before it is pushed by a catch-up (the client lists it).
-func (u *userSockets) opened(n Notification) {
-	if n.CreatedAt.After(u.floor) || (n.CreatedAt.Equal(u.floor) && n.ID > u.floorID) {
-		u.floor, u.floorID = n.CreatedAt, n.ID
+// opened records what the user had when a socket opened: their rows of the
+// last lateCommitWindow before their newest one (newest first, at most
+// catchUpLimit). A catch-up skips them, and everything older than the
+// window (or than the oldest row read, when the window held more). The
+// floor is not the newest row itself: that row may be a push that came
+// before this read, and a row older than it may still commit — missed
+// while the listener was away, the catch-up owes it. Live pushes ignore
+// what was listed: the read may come after a row the client never saw.
+func (u *userSockets) opened(had []Notification) {
+	if len(had) == 0 {
+		return
 	}
-	if n.CreatedAt.After(u.lastAt) {
-		u.lastAt = n.CreatedAt
+	floor, floorID := had[0].CreatedAt.Add(-lateCommitWindow), ""
+	if len(had) == catchUpLimit {
+		last := had[len(had)-1]
+		floor, floorID = last.CreatedAt, last.ID
+	}
+	if floor.After(u.floor) || (floor.Equal(u.floor) && floorID > u.floorID) {
+		u.floor, u.floorID = floor, floorID
+	}
+	if had[0].CreatedAt.After(u.lastAt) {
+		u.lastAt = had[0].CreatedAt
+	}
+	if u.listed == nil {
+		u.listed = map[string]time.Time{}
+	}
+	for id, at := range u.listed {
+		if at.Before(u.floor) {
+			delete(u.listed, id)
+		}
+	}
+	for _, n := range had {
+		u.listed[n.ID] = n.CreatedAt
 	}
 }
 
@@ -181,6 +208,9 @@ func (u *userSockets) catchUpFrom() time.Time {
 // pushed are skipped by push itself).
 func (u *userSockets) isNew(n Notification) bool {
 	if n.CreatedAt.Before(u.floor) || (n.CreatedAt.Equal(u.floor) && n.ID <= u.floorID) {
+		return false
+	}
+	if _, ok := u.listed[n.ID]; ok {
 		return false
 	}
 	return !n.CreatedAt.Before(u.catchUpFrom())
@@ -326,17 +356,17 @@ func (ss *sockets) remove(sock *socket) {
 	ss.open.Done()
 }
 
-// initCursor starts a user's catch-up point at their newest notification,
-// unless a push or another socket already moved it further.
+// initCursor records what the user had when a socket opened (opened).
 func (ss *sockets) initCursor(userID string) {
-	n, err := ss.svc.store.newest(context.Background(), userID)
-	if err != nil || n == nil {
+	had, err := ss.svc.store.recent(context.Background(), userID, lateCommitWindow, catchUpLimit)
+	if err != nil {
+		ss.svc.Log.Error("read notifications for a new socket", "err", err)
 		return
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if u := ss.users[userID]; u != nil {
-		u.opened(*n)
+		u.opened(had)
 	}
 }
 

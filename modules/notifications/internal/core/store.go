@@ -300,13 +300,15 @@ func (s *store) messages(ctx context.Context, ids []string) (map[string]Notifica
 	return out, nil
 }
 
-// newest is the latest notification of the user, nil when there is none.
-func (s *store) newest(ctx context.Context, userID string) (*Notification, error) {
+// recent reads the user's notifications of the window before their newest
+// one, newest first, at most limit of them.
+func (s *store) recent(ctx context.Context, userID string, window time.Duration, limit int) ([]Notification, error) {
 	rows, err := s.owned(ctx, userID, ` ORDER BY m.created_at DESC, m.id DESC LIMIT 1`)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
-	return &rows[0], nil
+	return s.owned(ctx, userID, ` AND m.created_at >= ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
+		rows[0].CreatedAt.Add(-window), limit)
 }
 
 // since reads the notifications of a user created at or after from, oldest
