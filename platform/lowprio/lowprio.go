@@ -319,6 +319,7 @@ func run(fn Func, req []byte) (resp []byte, err error) {
 // of its own until stdin ends (the parent retired it or exited).
 func serve(name string, fn Func) {
 	nameChild(name)
+	niceGroup(name)
 	in, out := pollable(0, "stdin"), pollable(1, "stdout")
 	os.Stdout = os.Stderr // a stray print must not break the protocol
 	var mu sync.Mutex     // one answer at a time on stdout; guards running

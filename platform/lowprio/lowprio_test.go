@@ -76,7 +76,9 @@ func exited(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH
 
 // Concurrent calls share one child, each gets its own answer, and every
 // thread of that child runs at nice 19 while this process's threads keep
-// their priority (the forking thread is not reused).
+// their priority (the forking thread is not reused). The child leads a
+// session of its own, whose autogroup runs at nice 19 too, so that its
+// threads yield to other sessions' (a database server's) as well.
 func TestConcurrentCallsShareOneLowPriorityChild(t *testing.T) {
 	own := lowpriotest.Niceness(t, os.Getpid())
 	var mu sync.Mutex
@@ -104,6 +106,17 @@ func TestConcurrentCallsShareOneLowPriorityChild(t *testing.T) {
 		for tid, nice := range lowpriotest.Niceness(t, pid) {
 			if nice != 19 {
 				t.Errorf("thread %d of the child runs at nice %d, want 19", tid, nice)
+			}
+		}
+		if sid := lowpriotest.Session(t, pid); sid != pid {
+			t.Errorf("the child %d runs in session %d, want its own", pid, sid)
+		}
+		if group, nice, ok := lowpriotest.Autogroup(t, pid); ok {
+			if nice != 19 {
+				t.Errorf("the child's autogroup %s runs at nice %d, want 19", group, nice)
+			}
+			if own, _, _ := lowpriotest.Autogroup(t, os.Getpid()); own == group {
+				t.Errorf("the child shares this process's autogroup %s", group)
 			}
 		}
 	}

@@ -11,6 +11,9 @@ import (
 // nameChild does nothing: no child runs here.
 func nameChild(string) {}
 
+// niceGroup does nothing: no child runs here.
+func niceGroup(string) {}
+
 // pollable is the file of fd; no child runs here.
 func pollable(fd int, name string) *os.File { return os.NewFile(uintptr(fd), name) }
 

@@ -1,6 +1,7 @@
 // Package lowpriotest lets tests observe the child processes of package
 // lowprio from the outside, through /proc: which child serves a worker, the
-// nice value of each of its threads, and how much it has read.
+// nice value of each of its threads, its session and autogroup, and how much
+// it has read.
 package lowpriotest
 
 import (
@@ -80,6 +81,45 @@ func Niceness(t testing.TB, pid int) map[int]int {
 		}
 	}
 	return nice
+}
+
+// Session returns the session id of pid.
+func Session(t testing.TB, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("stat of %d: %v", pid, err)
+	}
+	// After the name: state, ppid, pgrp, session.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	sid, err := strconv.Atoi(f[3])
+	if err != nil {
+		t.Fatalf("stat of %d: session %q: %v", pid, f[3], err)
+	}
+	return sid
+}
+
+// Autogroup returns the name and nice value of pid's autogroup (its
+// session's scheduling group), from "/autogroup-N nice X"; ok is false on a
+// kernel without autogroups.
+func Autogroup(t testing.TB, pid int) (group string, nice int, ok bool) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/autogroup", pid))
+	if os.IsNotExist(err) {
+		return "", 0, false
+	}
+	if err != nil {
+		t.Fatalf("autogroup of %d: %v", pid, err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 3 || f[1] != "nice" {
+		t.Fatalf("autogroup of %d: %q", pid, b)
+	}
+	if nice, err = strconv.Atoi(f[2]); err != nil {
+		t.Fatalf("autogroup of %d: %q", pid, b)
+	}
+	return f[0], nice, true
 }
 
 // BytesRead is what pid has read so far (rchar of /proc/<pid>/io): a child
