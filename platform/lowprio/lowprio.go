@@ -1,7 +1,9 @@
 // Package lowprio runs CPU-heavy work in a child process of the same
-// executable at the lowest CPU priority (nice 19), so the kernel's scheduler
-// runs the service's own threads first and gives the work every cycle they
-// leave idle.
+// executable at the lowest CPU priority (nice 19, in a session of its own
+// whose autogroup is at nice 19 too), so the kernel's scheduler runs the
+// service's own threads, and those of other processes such as a database
+// server on the same host, first and gives the work every cycle they leave
+// idle.
 //
 // Go has no goroutine priorities, and any goroutine may run on any thread,
 // so a priority can only be a process's: inside the service, work that holds
