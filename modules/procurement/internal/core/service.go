@@ -219,18 +219,17 @@ func (s *Service) reload(ctx context.Context, p authn.Principal, id string, def 
 }
 
 func (s *Service) detail(ctx context.Context, p authn.Principal, e *Evaluation, def *workflowdesigner.Definition) (Detail, error) {
-	quotes, err := s.store.quotations(ctx, e.ID)
+	t, err := s.store.thread(ctx, e.ID)
 	if err != nil {
 		return Detail{}, err
 	}
-	history, err := s.Workflows.History(ctx, KindName, e.ID)
-	if err != nil {
-		return Detail{}, err
-	}
-	opinions, err := s.store.opinions(ctx, e.ID)
-	if err != nil {
-		return Detail{}, err
-	}
+	return s.present(ctx, p, e, def, t)
+}
+
+// present is the detail of e with its thread, resolving names, suppliers,
+// project and department in one batch each.
+func (s *Service) present(ctx context.Context, p authn.Principal, e *Evaluation, def *workflowdesigner.Definition, t thread) (Detail, error) {
+	quotes, history, opinions := t.quotations, t.history, t.opinions
 	users := []string{e.CreatedBy}
 	for _, h := range history {
 		if h.ApproverUserID != nil {

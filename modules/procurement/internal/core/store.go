@@ -2,12 +2,14 @@ package core
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/money"
 	"github.com/contractflow/contractflow/platform/paging"
 	"github.com/contractflow/contractflow/platform/search"
 )
@@ -48,20 +50,82 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 }
 
 // inbox lists the evaluations waiting in a phase the caller's roles see,
-// most urgent first.
+// most urgent first, as their summaries.
 func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Evaluation, int64, error) {
 	cond, args := sc.Inbox()
-	q := s.live(ctx).Where(cond, args...)
-	req.Sort = []paging.Order{{Column: "purchase_evaluations.sla_deadline"}, {Column: "purchase_evaluations.id"}}
-	return workflowdesigner.InboxPage[Evaluation](ctx, sc, q, req)
+	q := s.live(ctx).Select(summaryColumns).Where(cond, args...)
+	req.Sort = []paging.Order{{Column: "purchase_evaluations.sla_deadline"}}
+	rows, err := scanSummaries(db.Page(q, req))
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := workflowdesigner.InboxTotal(ctx, sc, req, len(rows))
+	return rows, total, err
+}
+
+// summaryColumns are the columns a row of the inbox shows, in the order of
+// scanSummaries.
+const summaryColumns = `purchase_evaluations.id, purchase_evaluations.ma_phieu, purchase_evaluations.policy,
+	purchase_evaluations.title, purchase_evaluations.category, purchase_evaluations.project_id,
+	purchase_evaluations.estimated_value, purchase_evaluations.currency, purchase_evaluations.phase,
+	purchase_evaluations.sla_deadline, purchase_evaluations.selected_quotation_id, purchase_evaluations.contract_id,
+	purchase_evaluations.created_by, purchase_evaluations.created_at, purchase_evaluations.version`
+
+// scanSummaries reads the rows of q, which selects summaryColumns, with
+// plain Scan calls: GORM's reflective scan of whole evaluations (28
+// columns, the description among them) was most of an inbox's time.
+func scanSummaries(q *gorm.DB) ([]Evaluation, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Evaluation{}
+	for rows.Next() {
+		var e Evaluation
+		if err := rows.Scan(&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.Category, &e.ProjectID, &e.EstimatedValue, &e.Currency,
+			&e.Phase, &e.SLADeadline, &e.SelectedQuotationID, &e.ContractID, &e.CreatedBy, &e.CreatedAt, &e.Version); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// evaluationColumns are the columns get and locked read, in the order of
+// scanEvaluation: every column but search_text and the deletion stamp (a
+// live evaluation has none).
+const evaluationColumns = `id, ma_phieu, policy, title, project_id, department_id, category, description, estimated_value,
+	currency, selected_quotation_id, selection_reason, payment_terms, contract_id, approved_at, phase, sla_deadline,
+	sla_warning_sent, workflow_definition_id, history_hash, version, created_at, created_by, updated_at, updated_by`
+
+// scanEvaluation reads the one row of rows (gorm.ErrRecordNotFound when
+// there is none) with plain Scan calls: GORM's reflective scan of 28
+// columns was most of a get's cost.
+func scanEvaluation(rows *sql.Rows) (*Evaluation, error) {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, gorm.ErrRecordNotFound
+	}
+	var e Evaluation
+	if err := rows.Scan(&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.ProjectID, &e.DepartmentID, &e.Category, &e.Description,
+		&e.EstimatedValue, &e.Currency, &e.SelectedQuotationID, &e.SelectionReason, &e.PaymentTerms, &e.ContractID,
+		&e.ApprovedAt, &e.Phase, &e.SLADeadline, &e.SLAWarningSent, &e.WorkflowDefinitionID, &e.HistoryHash, &e.Version,
+		&e.CreatedAt, &e.CreatedBy, &e.UpdatedAt, &e.UpdatedBy); err != nil {
+		return nil, err
+	}
+	return &e, rows.Close()
 }
 
 func (s *store) get(ctx context.Context, id string) (*Evaluation, error) {
-	var e Evaluation
-	if err := s.live(ctx).Where("id = ?", id).Take(&e).Error; err != nil {
+	rows, err := s.conn(ctx).Raw(`SELECT `+evaluationColumns+` FROM purchase_evaluations WHERE id = ? AND deleted_at IS NULL`, id).Rows()
+	if err != nil {
 		return nil, err
 	}
-	return &e, nil
+	return scanEvaluation(rows)
 }
 
 func (s *store) insert(ctx context.Context, v any) error { return s.conn(ctx).Create(v).Error }
@@ -104,6 +168,23 @@ func (s *store) lock(ctx context.Context, id, phase string) (bool, error) {
 	return res.RowsAffected == 1, res.Error
 }
 
+// locked takes the live row's lock while it is in phase, as lock does, and
+// reads it in the same statement; nil means it is no longer in phase. It
+// runs on the transaction in ctx only (below GORM, whose reads outside one
+// go to SQLite's readers).
+func (s *store) locked(ctx context.Context, id, phase string) (*Evaluation, error) {
+	rows, err := s.conn(ctx).Statement.ConnPool.QueryContext(ctx, `UPDATE purchase_evaluations SET version = version
+		WHERE id = $1 AND phase = $2 AND deleted_at IS NULL RETURNING `+evaluationColumns, id, phase)
+	if err != nil {
+		return nil, err
+	}
+	e, err := scanEvaluation(rows)
+	if db.IsNotFound(err) {
+		return nil, nil
+	}
+	return e, err
+}
+
 // claimContract reserves the approved evaluation for one contract: of
 // concurrent claims one succeeds, the others wait for it and find the
 // contract set (or, while it is being created, the row locked).
@@ -117,10 +198,98 @@ func (s *store) setContract(ctx context.Context, id, contractID, by string, at t
 		contractID, at, by, id).Error
 }
 
+// thread is what an evaluation's detail shows below it: its quotations,
+// cheapest first, its department opinions and its history (the rows the
+// workflow runtime writes into this module's purchase_evaluation_history),
+// each oldest first (a quotation carries what the detail shows of it).
+type thread struct {
+	quotations []Quotation
+	opinions   []Opinion
+	history    []workflowdesigner.HistoryEntry
+}
+
+// threadQuery reads the three lists in one statement (one round trip, one
+// read transaction on SQLite, instead of three), each arm from its
+// evaluation_id index; k sorts them apart, then each list's own order
+// follows (amount, time, id for quotations; time, kind for opinions; time,
+// id for history). The columns are shared by position: k, id, n, ts, s,
+// who, then per kind
+// history:   from_phase, to_phase, decision, comment,  approved_at, (null),        (null)
+// quotation: supplier_id, notes,   (empty),  (empty),  created_at,  delivery_days, warranty_months
+// opinion:   kind,        verdict, comment,  (empty),  updated_at,  (null),        (null)
+// The history arm comes first: SQLite types a compound's columns by its
+// first arm, and ts and t2 must come from timestamp columns to scan as times.
+const threadQuery = `SELECT 2 AS k, id, 0 AS n, approved_at AS ts, id AS s, approver_user_id AS who, from_phase AS a,
+		to_phase AS b, decision AS c, comment AS d, approved_at AS t2, NULL AS i1, NULL AS i2
+		FROM purchase_evaluation_history WHERE evaluation_id = ?
+	UNION ALL SELECT 0, id, amount, created_at, id, NULL, supplier_id, notes, '', '', created_at, delivery_days, warranty_months
+		FROM purchase_evaluation_quotations WHERE evaluation_id = ?
+	UNION ALL SELECT 1, id, 0, created_at, kind, user_id, kind, verdict, comment, '', updated_at, NULL, NULL
+		FROM pe_dept_opinions WHERE evaluation_id = ?
+	ORDER BY k, n, ts, s`
+
+func (s *store) thread(ctx context.Context, id string) (thread, error) {
+	t := thread{quotations: []Quotation{}, opinions: []Opinion{}, history: []workflowdesigner.HistoryEntry{}}
+	rows, err := s.conn(ctx).Raw(threadQuery, id, id, id).Rows()
+	if err != nil {
+		return t, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			kind        int
+			rowID, sort string
+			n           money.Amount
+			ts, t2      time.Time
+			who         *string
+			a, b, c, d  string
+			i1, i2      *int
+		)
+		if err := rows.Scan(&kind, &rowID, &n, &ts, &sort, &who, &a, &b, &c, &d, &t2, &i1, &i2); err != nil {
+			return t, err
+		}
+		switch kind {
+		case 0:
+			t.quotations = append(t.quotations, Quotation{ID: rowID, EvaluationID: id, SupplierID: a, Amount: n,
+				DeliveryDays: i1, WarrantyMonths: i2, Notes: b, CreatedAt: ts})
+		case 1:
+			t.opinions = append(t.opinions, Opinion{ID: rowID, EvaluationID: id, Kind: a, Verdict: b, Comment: c,
+				UserID: deref(who), CreatedAt: ts, UpdatedAt: t2})
+		default:
+			t.history = append(t.history, workflowdesigner.HistoryEntry{ID: rowID, FromPhase: a, ToPhase: b, Decision: c,
+				Comment: d, ApproverUserID: who, ApprovedAt: ts.UTC()})
+		}
+	}
+	return t, rows.Err()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// quotations reads an evaluation's quotations, cheapest first, with a
+// written-out query and plain Scan calls: GORM's reflective Find was most
+// of its cost, and the submit's precondition reads them on every submit.
 func (s *store) quotations(ctx context.Context, evaluationID string) ([]Quotation, error) {
-	var rows []Quotation
-	err := s.conn(ctx).Where("evaluation_id = ?", evaluationID).Order("amount, created_at, id").Find(&rows).Error
-	return rows, err
+	rows, err := s.conn(ctx).Raw(`SELECT id, supplier_id, amount, delivery_days, warranty_months, notes, created_at, created_by,
+		updated_at, updated_by FROM purchase_evaluation_quotations WHERE evaluation_id = ? ORDER BY amount, created_at, id`, evaluationID).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Quotation
+	for rows.Next() {
+		q := Quotation{EvaluationID: evaluationID}
+		if err := rows.Scan(&q.ID, &q.SupplierID, &q.Amount, &q.DeliveryDays, &q.WarrantyMonths, &q.Notes, &q.CreatedAt,
+			&q.CreatedBy, &q.UpdatedAt, &q.UpdatedBy); err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
 }
 
 func (s *store) quotation(ctx context.Context, evaluationID, id string) (*Quotation, error) {

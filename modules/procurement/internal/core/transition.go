@@ -61,11 +61,7 @@ func (s *Service) MarkApproved(_ context.Context, m *workflowdesigner.Moved) err
 // when the evaluation left the phase meanwhile (the move's compare-and-set
 // then refuses it).
 func (s *Service) current(ctx context.Context, d workflowdesigner.Document) (*Evaluation, error) {
-	ok, err := s.store.lock(ctx, d.ID, d.Phase)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return s.store.get(ctx, d.ID)
+	return s.store.locked(ctx, d.ID, d.Phase)
 }
 
 // readyToSubmit is the precondition of submitting: a winner among the
@@ -125,7 +121,22 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 	if err != nil {
 		return Detail{}, err
 	}
-	m, err := workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(e), &p, in)
+	// The detail's thread is read in the move's transaction, after the move:
+	// on SQLite it then runs on the writer's page cache, warm from the
+	// move, where a reader's starts cold after every commit (and on
+	// Postgres the row lock keeps it as the move left it).
+	var (
+		m *workflowdesigner.Moved
+		t thread
+	)
+	err = s.DB.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		if m, err = workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(e), &p, in); err != nil {
+			return err
+		}
+		t, err = s.store.thread(ctx, e.ID)
+		return err
+	})
 	if err != nil {
 		return Detail{}, err
 	}
@@ -137,7 +148,7 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 		at := v.(time.Time)
 		e.ApprovedAt = &at
 	}
-	return s.detail(ctx, p, e, def)
+	return s.present(ctx, p, e, def, t)
 }
 
 // SaveOpinion saves (or saves again) a department's opinion: by a holder of
