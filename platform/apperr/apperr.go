@@ -26,6 +26,7 @@ const (
 	KindUnsupportedMedia
 	KindRateLimited
 	KindUnavailable
+	KindTimeout // the client did not send its request in time
 )
 
 // Error is the one error type that carries a kind, a stable machine code and

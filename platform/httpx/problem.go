@@ -40,6 +40,8 @@ func statusOf(k apperr.Kind) int {
 		return http.StatusTooManyRequests
 	case apperr.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case apperr.KindTimeout:
+		return http.StatusRequestTimeout
 	default:
 		return http.StatusInternalServerError
 	}
@@ -65,6 +67,8 @@ func fromFiber(fe *fiber.Error) *apperr.Error {
 		return apperr.New(apperr.KindRateLimited, "rate_limited", "Too many requests.")
 	case http.StatusServiceUnavailable:
 		return apperr.New(apperr.KindUnavailable, "unavailable", "The service is not ready.")
+	case http.StatusRequestTimeout:
+		return apperr.New(apperr.KindTimeout, "request_timeout", "The request did not arrive in time.")
 	}
 	if fe.Code >= 400 && fe.Code < 500 {
 		return apperr.New(apperr.KindValidation, "validation_failed", fe.Message)

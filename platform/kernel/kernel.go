@@ -321,10 +321,11 @@ func (k *Kernel) Serve(ctx context.Context) error {
 		return errors.Join(err, k.Close(context.Background()))
 	}
 	cfg := k.app.Config
-	ln, err := net.Listen("tcp", cfg.HTTP.Address)
+	tcp, err := net.Listen("tcp", cfg.HTTP.Address)
 	if err != nil {
 		return errors.Join(fmt.Errorf("listen on %s: %w", cfg.HTTP.Address, err), k.Close(context.Background()))
 	}
+	ln := newSilentConns(tcp)
 	sched, err := scheduler.New(k.app.Log, cfg.HTTP.ShutdownTimeout)
 	if err != nil {
 		return errors.Join(err, k.Close(context.Background()))
@@ -353,7 +354,18 @@ func (k *Kernel) Serve(ctx context.Context) error {
 		began := time.Now()
 		k.app.Log.Info("shutting down: no new requests; waiting for in-flight ones",
 			"inFlight", k.inFlight.Load(), "upTo", cfg.HTTP.ShutdownTimeout)
-		err = k.http.ShutdownWithTimeout(cfg.HTTP.ShutdownTimeout)
+		stop := make(chan error, 1)
+		go func() { stop <- k.http.ShutdownWithTimeout(cfg.HTTP.ShutdownTimeout) }()
+		// Shutdown closes the listener first: then no connection that has
+		// not sent a byte yet will carry a request.
+		for wait := true; wait; {
+			select {
+			case err = <-stop:
+				wait = false
+			case <-time.After(100 * time.Millisecond):
+				ln.closeSilent()
+			}
+		}
 		if left := k.inFlight.Load(); left > 0 || err != nil {
 			k.app.Log.Warn("requests still running at the shutdown timeout were cut off", "requests", left, "err", err)
 		} else {

@@ -3,7 +3,10 @@ package kernel_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -400,6 +403,13 @@ func TestGracefulShutdown(t *testing.T) {
 			t.Fatal("the slow request never reached its handler")
 		}
 	}
+	// A connection that never sends a byte does not hold the shutdown up
+	// (its read timeout, 30 s, is longer than the shutdown's 15 s).
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
 	cancel()
 
 	if r := <-inflight; r.err != nil || r.status != 200 {
@@ -415,6 +425,10 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + addr + "/health/live"); err == nil {
 		t.Error("server still accepts connections after shutdown")
+	}
+	_ = silent.SetReadDeadline(time.Now().Add(time.Second))
+	if n, err := silent.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the silent connection is still open: read %d, %v", n, err)
 	}
 	ticks := tm.widgets.ticks.Load()
 	time.Sleep(100 * time.Millisecond)
