@@ -89,7 +89,8 @@ type Export struct {
 // before the first row in a worksheet. WriteTo writes the workbook; Close
 // stops the reading if WriteTo is never called.
 func (s *Service) StartExport(ctx context.Context, f contracts.ExportFilter) (*Export, error) {
-	e := &Export{s: s, w: wordsFor(s.Language), feed: s.newFeed(ctx, f)}
+	w := wordsFor(s.Language)
+	e := &Export{s: s, w: w, feed: s.newFeed(ctx, f, w)}
 	for len(e.pending) < widthSample {
 		buf, ok := e.feed.next()
 		if !ok {
@@ -109,9 +110,10 @@ func (e *Export) Close() { _ = e.feed.close(nil) }
 
 // WriteTo writes the xlsx to out as the rows are read, each sheet's XML
 // deflated straight into the zip that goes to out (platform/xlsxstream):
-// memory holds two pages of contracts and the compressor's window, whatever
-// the size of the export. It returns the bytes written. An error after the
-// first bytes leaves a zip without its directory, which no reader opens.
+// memory holds a page of contracts, two pages of lines and the compressor,
+// whatever the size of the export. It returns the bytes written. An error
+// after the first bytes leaves a zip without its directory, which no
+// reader opens.
 //
 // It reads like a report: headers, phases and contract types in words of
 // the business language (s.Language), supplier and project as "code —
@@ -152,18 +154,17 @@ func (e *Export) write(out io.Writer) error {
 	}
 	var sum float64
 	row := func(l *line) error {
-		v := l.Value.Float()
-		sum += v
-		cells[0] = xlsxstream.String(deref(l.MaHopDong), 0)
-		cells[1] = xlsxstream.String(l.Title, 0)
-		cells[2] = xlsxstream.String(word(w.types, l.ContractType), 0)
+		sum += l.value
+		cells[0] = xlsxstream.String(l.code, 0)
+		cells[1] = xlsxstream.String(l.title, 0)
+		cells[2] = xlsxstream.String(l.contractType, 0)
 		cells[3] = xlsxstream.String(l.supplier, 0)
 		cells[4] = xlsxstream.String(l.project, 0)
-		cells[5] = xlsxstream.Number(v, amount)
-		cells[6] = xlsxstream.String(word(w.phases, l.Phase), 0)
-		cells[7] = s.dateCell(l.SLADeadline, date)
+		cells[5] = xlsxstream.Number(l.value, amount)
+		cells[6] = xlsxstream.String(l.phase, 0)
+		cells[7] = s.dateCell(l.deadline, date)
 		cells[8] = xlsxstream.String(l.drafter, 0)
-		cells[9] = s.dateCell(&l.CreatedAt, date)
+		cells[9] = s.dateCell(&l.created, date)
 		return sheet.Row(0, cells...)
 	}
 	for i := range e.pending {
@@ -214,13 +215,12 @@ func (e *Export) widths() []float64 {
 	widths[7] = max(widths[7], 17)
 	widths[9] = max(widths[9], 17)
 	for _, l := range e.pending {
-		for i, str := range [...]string{0: deref(l.MaHopDong), 1: l.Title, 2: word(w.types, l.ContractType), 3: l.supplier,
-			4: l.project, 6: word(w.phases, l.Phase), 8: l.drafter} {
+		for i, str := range [...]string{0: l.code, 1: l.title, 2: l.contractType, 3: l.supplier, 4: l.project, 6: l.phase, 8: l.drafter} {
 			if str != "" {
 				widths[i] = max(widths[i], float64(utf8.RuneCountInString(str))+2)
 			}
 		}
-		v := len(strconv.FormatFloat(l.Value.Float(), 'f', 0, 64))
+		v := len(strconv.FormatFloat(l.value, 'f', 0, 64))
 		widths[5] = max(widths[5], float64(v+v/3)+3)
 	}
 	for i := range widths {
@@ -240,17 +240,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// line is a contract of the export with its names resolved.
+// line is what the export shows of a contract, in words and names: it
+// keeps of the row only the texts it shows (the code and the title), so a
+// page of lines waiting to be written holds a fraction of a page of rows.
 type line struct {
-	contracts.ExportRow
-	supplier, project, drafter string
+	code, title, contractType, phase, supplier, project, drafter string
+	value                                                        float64
+	deadline                                                     *time.Time
+	created                                                      time.Time
 }
 
 // feed reads the contracts matching f, a page at a time, in a goroutine of
-// its own, names resolved: reading a page (the database) overlaps writing
-// the previous one. Two page buffers take turns, so memory holds at most two
-// pages whatever the size of the export. Only the reading goroutine touches
-// the database, so a transaction in ctx is safe.
+// its own, and turns them into lines: reading a page (the database)
+// overlaps writing the previous one. Two buffers of lines take turns, so
+// memory holds at most two pages of lines and the page being read,
+// whatever the size of the export. Only the reading goroutine touches the
+// database, so a transaction in ctx is safe.
 type feed struct {
 	full   chan []line
 	free   chan []line
@@ -260,7 +265,7 @@ type feed struct {
 	closed bool
 }
 
-func (s *Service) newFeed(ctx context.Context, f contracts.ExportFilter) *feed {
+func (s *Service) newFeed(ctx context.Context, f contracts.ExportFilter, w *exportWords) *feed {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &feed{full: make(chan []line, 1), free: make(chan []line, 2), read: make(chan error, 1), cancel: cancel}
 	p.free <- nil
@@ -279,9 +284,11 @@ func (s *Service) newFeed(ctx context.Context, f contracts.ExportFilter) *feed {
 				return ctx.Err()
 			}
 			buf = buf[:0]
-			for _, c := range page {
-				buf = append(buf, line{ExportRow: c, supplier: codeName(names.suppliers[c.SupplierID]),
-					project: projectName(names.projects, c.ProjectID), drafter: names.users[c.DrafterID]})
+			for i := range page {
+				c := &page[i]
+				buf = append(buf, line{code: deref(c.MaHopDong), title: c.Title, contractType: word(w.types, c.ContractType),
+					phase: word(w.phases, c.Phase), supplier: names.suppliers[c.SupplierID], project: names.project(c.ProjectID),
+					drafter: names.users[c.DrafterID], value: c.Value.Float(), deadline: c.SLADeadline, created: c.CreatedAt})
 			}
 			select {
 			case p.full <- buf:
@@ -303,8 +310,13 @@ func (p *feed) next() ([]line, bool) {
 	return buf, ok
 }
 
-// done hands a page's buffer back to the reader.
-func (p *feed) done(buf []line) { p.free <- buf }
+// done hands a page's buffer back to the reader, emptied: its strings
+// (titles, codes) go with the page instead of when the buffer is next
+// filled.
+func (p *feed) done(buf []line) {
+	clear(buf)
+	p.free <- buf
+}
 
 // close ends the reading (stopping it when werr says the writer failed or
 // the reading has not finished), waits for the reader to go and returns its
@@ -338,13 +350,6 @@ func deref(s *string) string {
 	return *s
 }
 
-func projectName(projects map[string]masterdata.Ref, id *string) string {
-	if id == nil {
-		return ""
-	}
-	return codeName(projects[*id])
-}
-
 // codeName shows master data as people know it: "NCC-HP — Thép Hòa Phát".
 func codeName(r masterdata.Ref) string {
 	switch {
@@ -356,16 +361,24 @@ func codeName(r masterdata.Ref) string {
 	return r.Code + " — " + r.Name
 }
 
-// nameCache resolves the names an export shows, each id once.
+// nameCache resolves the names an export shows, each id once, to the text
+// of its cell: every row with the id shares the one string.
 type nameCache struct {
 	s         *Service
-	suppliers map[string]masterdata.Ref
-	projects  map[string]masterdata.Ref
+	suppliers map[string]string // "code — name"
+	projects  map[string]string // "code — name"
 	users     map[string]string
 }
 
 func newNameCache(s *Service) *nameCache {
-	return &nameCache{s: s, suppliers: map[string]masterdata.Ref{}, projects: map[string]masterdata.Ref{}, users: map[string]string{}}
+	return &nameCache{s: s, suppliers: map[string]string{}, projects: map[string]string{}, users: map[string]string{}}
+}
+
+func (n *nameCache) project(id *string) string {
+	if id == nil {
+		return ""
+	}
+	return n.projects[*id]
 }
 
 func (n *nameCache) load(ctx context.Context, page []contracts.ExportRow) error {
@@ -402,7 +415,7 @@ func (n *nameCache) load(ctx context.Context, page []contracts.ExportRow) error 
 	return nil
 }
 
-func merge(ctx context.Context, ids []string, fetch func(context.Context, []string) (map[string]masterdata.Ref, error), into map[string]masterdata.Ref) error {
+func merge(ctx context.Context, ids []string, fetch func(context.Context, []string) (map[string]masterdata.Ref, error), into map[string]string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -411,7 +424,7 @@ func merge(ctx context.Context, ids []string, fetch func(context.Context, []stri
 		return err
 	}
 	for _, id := range ids {
-		into[id] = got[id]
+		into[id] = codeName(got[id])
 	}
 	return nil
 }
