@@ -394,9 +394,10 @@ raw evaluation transaction. The server's CPU per request, peak RSS and idle RSS 
 descendant processes too (the child that computes password hashes at nice 19, found through
 ` + "`/proc/<pid>/task/<tid>/children`" + `): the CPU is each process's user + system time plus that of
 the children it reaped; the peak RSS per scenario is the sum of each process's VmHWM after
-clearing it (` + "`/proc/<pid>/clear_refs`" + `), cross-checked by sampling the sum of VmRSS every 20 ms
-(upper bounds: pages the processes share, such as the binary's, count once per process, and
-peaks add up whenever they happened); the idle RSS is the sum of their PSS
+clearing it (` + "`/proc/<pid>/clear_refs`" + `), cross-checked by sampling the sum of VmRSS every 20 ms,
+a child's file pages left out (they are the binary's, which the server maps too; counted again
+they added ~32 MiB while the child lived; upper bounds: peaks add up whenever they happened);
+the idle RSS is the sum of their PSS
 (` + "`/proc/<pid>/smaps_rollup`" + `), where a shared page counts once. The machine is shared: read the
 load average and the CPU pressure (` + "`/proc/pressure/cpu`" + `, the share of the last minute in which a
 runnable task waited for a CPU; on a virtual machine it also shows the host taking the CPUs away)

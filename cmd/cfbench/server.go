@@ -224,14 +224,19 @@ func processTree(pid int) []int {
 // binary's own text and data, shared and reclaimable).
 type memInfo struct{ rss, hwm, anon, file int64 }
 
-// treeMemory sums memInfo over pid and its descendants. File pages they
-// share (the binary, which the hashing child runs too) count once per
-// process, and the peaks of processes that peaked at different times add
-// up: both make the sum an upper bound.
+// treeMemory sums memInfo over pid and its descendants. A descendant's file
+// pages are left out of its resident sets: they are the binary's, which the
+// server maps too (the hashing child runs the same executable), and counted
+// again they added some 32 MiB to every scenario that ran while the child
+// lived. The peaks of processes that peaked at different times add up, so
+// the sum is an upper bound.
 func treeMemory(pid int) memInfo {
 	var sum memInfo
-	for _, p := range processTree(pid) {
+	for i, p := range processTree(pid) {
 		m := procMemory(p)
+		if i > 0 {
+			m.rss, m.hwm = m.rss-m.file, max(m.hwm-m.file, 0)
+		}
 		sum.rss, sum.hwm, sum.anon, sum.file = sum.rss+m.rss, sum.hwm+m.hwm, sum.anon+m.anon, sum.file+m.file
 	}
 	return sum
@@ -299,8 +304,12 @@ func sampleRSS(pid int) *rssSampler {
 				pids = processTree(pid)
 			}
 			var rss int64
-			for _, p := range pids {
-				rss += procMemory(p).rss
+			for i, p := range pids {
+				m := procMemory(p)
+				if i > 0 {
+					m.rss -= m.file // the binary's pages, counted in the server's (treeMemory)
+				}
+				rss += m.rss
 			}
 			peak = max(peak, rss)
 			select {
