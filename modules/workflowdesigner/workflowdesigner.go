@@ -78,17 +78,11 @@ func Audience(kind, documentID, ownerID string, inboxRoles []string, actorID *st
 	return runtime.Audience(kind, documentID, ownerID, inboxRoles, actorID)
 }
 
-// InboxPage reads one page of q, a kind's live documents under sc.Inbox(),
-// with the exact total from the runtime's counts rather than a COUNT(*).
-func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request) ([]T, int64, error) {
-	return runtime.InboxPage[T](ctx, sc, q, req)
-}
-
-// InboxTotal is the exact total of an inbox whose page req held n rows, for
-// a kind that reads its page itself: a short page settles it, else the
-// counts do (never a count of the documents).
-func InboxTotal(ctx context.Context, sc Scope, req paging.Request, n int) (int64, error) {
-	return runtime.InboxTotal(ctx, sc, req, n)
+// InboxPage reads with scan one page of q, a kind's live documents, under
+// sc.Inbox(), with the exact total from the runtime's counts rather than a
+// COUNT(*): a short page settles it, else the counts do.
+func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(*gorm.DB) ([]T, error)) ([]T, int64, error) {
+	return runtime.InboxPage(ctx, sc, q, req, scan)
 }
 
 // ListPage is one page of kind's documents that p may see, as a list or an

@@ -305,18 +305,8 @@ func (s *Service) Export(ctx context.Context, f ExportFilter, fn func([]ExportRo
 // connection is released before fn sees the rows.
 func scanExportPage(q *gorm.DB) ([]ExportRow, error) {
 	rows, err := q.Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	page := make([]ExportRow, 0, exportPage)
-	for rows.Next() {
-		var r ExportRow
-		if err := rows.Scan(&r.ID, &r.Title, &r.ContractType, &r.Phase, &r.MaHopDong, &r.SupplierID, &r.ProjectID,
-			&r.Value, &r.SLADeadline, &r.DrafterID, &r.CreatedAt); err != nil {
-			return nil, err
-		}
-		page = append(page, r)
-	}
-	return page, rows.Err()
+	return db.Collect(rows, err, func(r *ExportRow) []any {
+		return []any{&r.ID, &r.Title, &r.ContractType, &r.Phase, &r.MaHopDong, &r.SupplierID, &r.ProjectID,
+			&r.Value, &r.SLADeadline, &r.DrafterID, &r.CreatedAt}
+	})
 }

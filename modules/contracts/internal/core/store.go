@@ -252,15 +252,8 @@ func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f list
 // inbox lists the contracts waiting in a phase the caller's roles see,
 // most urgent first; Admin's inbox holds every contract that has a deadline.
 func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Contract, int64, error) {
-	cond, args := sc.Inbox()
-	q := s.live(ctx).Select(summaryColumns).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "contracts.sla_deadline"}}
-	rows, err := scanSummaries(db.Page(q, req))
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := workflowdesigner.InboxTotal(ctx, sc, req, len(rows))
-	return rows, total, err
+	return workflowdesigner.InboxPage(ctx, sc, s.live(ctx).Select(summaryColumns), req, scanSummaries)
 }
 
 // summaryColumns are the columns a row of a list or an inbox shows, in the
@@ -274,21 +267,10 @@ const summaryColumns = `contracts.id, contracts.title, contracts.contract_type, 
 // of an inbox's time.
 func scanSummaries(q *gorm.DB) ([]Contract, error) {
 	rows, err := q.Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Contract{}
-	for rows.Next() {
-		var c Contract
-		if err := rows.Scan(&c.ID, &c.Title, &c.ContractType, &c.Phase, &c.MaHopDong, &c.Value, &c.Currency,
-			&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt,
-			&c.Version); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return db.Collect(rows, err, func(c *Contract) []any {
+		return []any{&c.ID, &c.Title, &c.ContractType, &c.Phase, &c.MaHopDong, &c.Value, &c.Currency,
+			&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt, &c.Version}
+	})
 }
 
 // contractColumns are the columns get reads, in the order of scanContract:

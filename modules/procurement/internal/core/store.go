@@ -52,15 +52,8 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 // inbox lists the evaluations waiting in a phase the caller's roles see,
 // most urgent first, as their summaries.
 func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Evaluation, int64, error) {
-	cond, args := sc.Inbox()
-	q := s.live(ctx).Select(summaryColumns).Where(cond, args...)
 	req.Sort = []paging.Order{{Column: "purchase_evaluations.sla_deadline"}}
-	rows, err := scanSummaries(db.Page(q, req))
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := workflowdesigner.InboxTotal(ctx, sc, req, len(rows))
-	return rows, total, err
+	return workflowdesigner.InboxPage(ctx, sc, s.live(ctx).Select(summaryColumns), req, scanSummaries)
 }
 
 // summaryColumns are the columns a row of the inbox shows, in the order of
@@ -76,20 +69,10 @@ const summaryColumns = `purchase_evaluations.id, purchase_evaluations.ma_phieu, 
 // columns, the description among them) was most of an inbox's time.
 func scanSummaries(q *gorm.DB) ([]Evaluation, error) {
 	rows, err := q.Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Evaluation{}
-	for rows.Next() {
-		var e Evaluation
-		if err := rows.Scan(&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.Category, &e.ProjectID, &e.EstimatedValue, &e.Currency,
-			&e.Phase, &e.SLADeadline, &e.SelectedQuotationID, &e.ContractID, &e.CreatedBy, &e.CreatedAt, &e.Version); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return db.Collect(rows, err, func(e *Evaluation) []any {
+		return []any{&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.Category, &e.ProjectID, &e.EstimatedValue, &e.Currency,
+			&e.Phase, &e.SLADeadline, &e.SelectedQuotationID, &e.ContractID, &e.CreatedBy, &e.CreatedAt, &e.Version}
+	})
 }
 
 // evaluationColumns are the columns get and locked read, in the order of
@@ -276,20 +259,11 @@ func deref(s *string) string {
 func (s *store) quotations(ctx context.Context, evaluationID string) ([]Quotation, error) {
 	rows, err := s.conn(ctx).Raw(`SELECT id, supplier_id, amount, delivery_days, warranty_months, notes, created_at, created_by,
 		updated_at, updated_by FROM purchase_evaluation_quotations WHERE evaluation_id = ? ORDER BY amount, created_at, id`, evaluationID).Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Quotation
-	for rows.Next() {
-		q := Quotation{EvaluationID: evaluationID}
-		if err := rows.Scan(&q.ID, &q.SupplierID, &q.Amount, &q.DeliveryDays, &q.WarrantyMonths, &q.Notes, &q.CreatedAt,
-			&q.CreatedBy, &q.UpdatedAt, &q.UpdatedBy); err != nil {
-			return nil, err
-		}
-		out = append(out, q)
-	}
-	return out, rows.Err()
+	return db.Collect(rows, err, func(q *Quotation) []any {
+		q.EvaluationID = evaluationID
+		return []any{&q.ID, &q.SupplierID, &q.Amount, &q.DeliveryDays, &q.WarrantyMonths, &q.Notes, &q.CreatedAt,
+			&q.CreatedBy, &q.UpdatedAt, &q.UpdatedBy}
+	})
 }
 
 func (s *store) quotation(ctx context.Context, evaluationID, id string) (*Quotation, error) {

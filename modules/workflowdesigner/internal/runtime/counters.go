@@ -214,12 +214,13 @@ func (sc Scope) InboxCount(ctx context.Context) (int64, error) {
 	return store{db: sc.db}.count(ctx, sc.kind, sc.all, true, terms)
 }
 
-// InboxPage reads one page of q, a kind's live documents under sc.Inbox()
-// in the order of req, and the exact total from the counts (when the page
-// does not settle it), never counting the documents themselves.
-func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request) ([]T, int64, error) {
-	rows := []T{}
-	if err := db.Page(q, req).Find(&rows).Error; err != nil {
+// InboxPage reads with scan one page of q, a kind's live documents, under
+// sc.Inbox() in the order of req, and the exact total from the counts (when
+// the page does not settle it), never counting the documents themselves.
+func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(*gorm.DB) ([]T, error)) ([]T, int64, error) {
+	cond, args := sc.Inbox()
+	rows, err := scan(db.Page(q.Where(cond, args...), req))
+	if err != nil {
 		return nil, 0, err
 	}
 	total, err := InboxTotal(ctx, sc, req, len(rows))
@@ -229,9 +230,8 @@ func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Requ
 	return rows, total, nil
 }
 
-// InboxTotal is the exact total of an inbox whose page req held n rows, for
-// a kind that reads its page itself: a short page settles it, else the
-// counts do.
+// InboxTotal is the exact total of an inbox whose page req held n rows: a
+// short page settles it, else the counts do.
 func InboxTotal(ctx context.Context, sc Scope, req paging.Request, n int) (int64, error) {
 	if n == req.PageSize || (n == 0 && req.Offset() > 0) {
 		return sc.InboxCount(ctx)
