@@ -76,6 +76,10 @@ func (c *watchedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// NetConn is the connection c watches (as tls.Conn's): the WebSockets
+// size its kernel buffers.
+func (c *watchedConn) NetConn() net.Conn { return c.Conn }
+
 func (c *watchedConn) Close() error {
 	if c.heard.CompareAndSwap(false, true) {
 		c.l.heard(c)

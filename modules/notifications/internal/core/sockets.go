@@ -315,12 +315,24 @@ func (ss *sockets) serve(conn *websocket.Conn, userID, stamp string) {
 const kernelSendBuffer = 64 << 10
 
 func limitKernelBuffer(conn *websocket.Conn) {
-	nc := conn.NetConn()
-	if u, ok := nc.(interface{ UnsafeConn() net.Conn }); ok {
-		nc = u.UnsafeConn()
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
+	if tc := tcpOf(conn.NetConn()); tc != nil {
 		_ = tc.SetWriteBuffer(kernelSendBuffer)
+	}
+}
+
+// tcpOf is the TCP connection under nc's wrappers, nil when there is none.
+func tcpOf(nc net.Conn) *net.TCPConn {
+	for {
+		switch c := nc.(type) {
+		case *net.TCPConn:
+			return c
+		case interface{ UnsafeConn() net.Conn }: // fasthttp's hijacked connection
+			nc = c.UnsafeConn()
+		case interface{ NetConn() net.Conn }: // the kernel's listener's, as tls.Conn's
+			nc = c.NetConn()
+		default:
+			return nil
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"net"
 	"testing"
 	"time"
 )
@@ -41,5 +42,34 @@ func TestCatchUpOwesWhatTheOpeningDidNotRead(t *testing.T) {
 	}
 	if !u.isNew(row("between", time.Duration(catchUpLimit/2)*time.Millisecond+time.Microsecond)) {
 		t.Error("a row within a full window that the opening did not read is not owed")
+	}
+}
+
+type unsafeWrap struct{ net.Conn }
+
+func (w unsafeWrap) UnsafeConn() net.Conn { return w.Conn }
+
+type netWrap struct{ net.Conn }
+
+func (w netWrap) NetConn() net.Conn { return w.Conn }
+
+// The socket's kernel buffer is sized through every wrapper the HTTP
+// server and the service's listener put around the TCP connection.
+func TestTCPOfUnwraps(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := tcpOf(unsafeWrap{netWrap{c}}); got != c {
+		t.Fatalf("tcpOf = %v, want the TCP connection", got)
+	}
+	if got := tcpOf(netWrap{}); got != nil {
+		t.Fatalf("tcpOf of no connection = %v", got)
 	}
 }
