@@ -275,6 +275,13 @@ func TestGuardSyncsAtMostOncePerInterval(t *testing.T) {
 	counter := countQueries(t, app)
 	drafter := identitytest.Token(t, app, identity.RoleDrafter)
 	expect(t, get(app, "/api/test/contracts", drafter), 200, "")
+	// The drafter was created after the sync at start: the first sync after
+	// an interval sees the change and reloads the caches (three statements).
+	// Let it happen before counting, else a slow setup (a loaded machine)
+	// puts it inside the counted requests.
+	time.Sleep(1100 * time.Millisecond)
+	expect(t, get(app, "/api/test/contracts", drafter), 200, "")
+	expect(t, get(app, "/api/test/contracts", drafter), 200, "")
 	warm := counter.n.Load()
 	began := time.Now()
 	for range 100 {
