@@ -51,6 +51,7 @@ type DB struct {
 	dialect  Dialect
 	resolver *dbresolver.DBResolver // SQLite readers; nil on Postgres
 	ckpt     *checkpointer          // SQLite files; nil elsewhere
+	group    *groupCommitter        // SQLite; nil on Postgres
 }
 
 // Open connects and verifies the connection.
@@ -84,6 +85,9 @@ func Open(cfg Config) (*DB, error) {
 		return nil, fmt.Errorf("open %s database: %w", cfg.Driver, err)
 	}
 	db := &DB{gorm: g, dialect: d, resolver: resolver, ckpt: ckpt}
+	if d == SQLite {
+		db.group = startGroupCommitter(g)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := db.Ping(ctx); err != nil {
@@ -211,6 +215,9 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases every connection.
 func (db *DB) Close() error {
+	if db.group != nil {
+		db.group.stop()
+	}
 	var errs []error
 	if db.resolver != nil {
 		_ = db.resolver.Call(func(p gorm.ConnPool) error {
@@ -247,10 +254,16 @@ func (db *DB) Conn(ctx context.Context) *gorm.DB {
 
 // InTx runs fn in a transaction that travels in the ctx given to fn. When ctx
 // already carries one, fn joins it. Functions registered with AfterCommit run
-// once the outermost transaction has committed.
+// once the outermost transaction has committed. On SQLite fn may share its
+// commit with others (group.go): it runs on the writer's goroutine, and its
+// ctx is no longer cancelled with the caller's; when the caller's is, fn's
+// writes are rolled back.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil {
 		return fn(ctx)
+	}
+	if db.group != nil {
+		return db.group.do(ctx, fn)
 	}
 	st := &txState{}
 	err := db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

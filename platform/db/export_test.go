@@ -24,3 +24,12 @@ func PoolStats(d *DB) (main, readers sql.DBStats) {
 	}
 	return main, readers
 }
+
+// Queued is how many transactions wait for the SQLite writer behind the
+// group it is running (0 on Postgres).
+func Queued(d *DB) int {
+	if d.group == nil {
+		return 0
+	}
+	return len(d.group.queue)
+}
