@@ -130,43 +130,35 @@ func (c *groupCommitter) stop() {
 func (c *groupCommitter) commit(group []*member) {
 	tx := c.gorm.WithContext(context.Background()).Begin()
 	if tx.Error != nil {
-		for _, m := range group {
-			m.err = tx.Error
-		}
+		c.fail(group, tx.Error)
 		return
 	}
-	alone := len(group) == 1
+	// A member alone needs no savepoint: the transaction is its own.
+	savepoint := func(query string) error {
+		if len(group) == 1 {
+			return nil
+		}
+		return exec(tx, query)
+	}
 	committed := 0
 	for _, m := range group {
-		if err := m.ctx.Err(); err != nil {
-			m.err = err
+		if m.err = m.ctx.Err(); m.err != nil {
 			continue
 		}
-		if !alone {
-			if err := exec(tx, "SAVEPOINT cf_member"); err != nil {
-				c.abort(tx, group, err)
-				return
-			}
+		if err := savepoint("SAVEPOINT cf_member"); err != nil {
+			c.abort(tx, group, err)
+			return
 		}
 		m.st.tx = tx
 		m.run()
+		end := "ROLLBACK TO cf_member; RELEASE cf_member"
 		if m.err == nil && m.panicked == nil {
 			if m.err = m.ctx.Err(); m.err == nil {
+				end = "RELEASE cf_member"
 				committed++
-				if !alone {
-					if err := exec(tx, "RELEASE cf_member"); err != nil {
-						c.abort(tx, group, err)
-						return
-					}
-				}
-				continue
 			}
 		}
-		if alone {
-			_ = tx.Rollback().Error
-			return
-		}
-		if err := exec(tx, "ROLLBACK TO cf_member; RELEASE cf_member"); err != nil {
+		if err := savepoint(end); err != nil {
 			c.abort(tx, group, err)
 			return
 		}
