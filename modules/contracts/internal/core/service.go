@@ -202,14 +202,20 @@ func (s *Service) Get(ctx context.Context, p authn.Principal, id string) (Detail
 	return s.detail(ctx, p, c, def)
 }
 
-// detail reads what the detail shows besides the contract row and shapes it:
-// its approvals, comments and attachments in one query, then the names of
-// everyone they mention, its supplier and its project in one lookup each.
+// detail reads what the detail shows besides the contract row, its
+// approvals, comments and attachments, in one query and shapes it.
 func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, def *workflowdesigner.Definition) (Detail, error) {
 	th, err := s.store.thread(ctx, c.ID)
 	if err != nil {
 		return Detail{}, err
 	}
+	return s.present(ctx, p, c, def, th)
+}
+
+// present is the detail of c with its thread, resolving the names of
+// everyone the thread mentions, its supplier and its project in one lookup
+// each.
+func (s *Service) present(ctx context.Context, p authn.Principal, c *Contract, def *workflowdesigner.Definition, th thread) (Detail, error) {
 	users := make([]string, 0, 1+len(th.approvals)+len(th.comments)+len(th.attachments))
 	users = append(users, c.DrafterID)
 	for _, a := range th.approvals {

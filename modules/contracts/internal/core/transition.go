@@ -59,11 +59,28 @@ func transitioned(m *workflowdesigner.Moved) events.Event {
 // Transition moves a contract for a user through the workflow runtime and
 // answers the detail from what the move wrote.
 func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, in TransitionRequest) (Detail, error) {
-	c, def, err := s.visible(ctx, p, id)
-	if err != nil {
-		return Detail{}, err
-	}
-	m, err := workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(c), &p, in)
+	// The contract is read, moved and its thread read in one transaction. On
+	// SQLite all three run on the writer, whose page cache then holds the
+	// row the move updates and the thread's pages the move just wrote, where
+	// a reader's cache starts cold after every commit; on Postgres the row
+	// lock keeps the thread as the move left it.
+	var (
+		c   *Contract
+		def *workflowdesigner.Definition
+		m   *workflowdesigner.Moved
+		th  thread
+	)
+	err := s.DB.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		if c, def, err = s.visible(ctx, p, id); err != nil {
+			return err
+		}
+		if m, err = workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(c), &p, in); err != nil {
+			return err
+		}
+		th, err = s.store.thread(ctx, c.ID)
+		return err
+	})
 	if err != nil {
 		return Detail{}, err
 	}
@@ -74,7 +91,7 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 		code := v.(string)
 		c.MaHopDong = &code
 	}
-	d, err := s.detail(ctx, p, c, def)
+	d, err := s.present(ctx, p, c, def, th)
 	d.Warnings = m.Warnings
 	return d, err
 }
