@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -74,7 +73,7 @@ func Open(cfg Config) (*DB, error) {
 		g, resolver, ckpt, err = openSQLite(cfg, gcfg)
 	case "postgres":
 		d = Postgres
-		g, err = gorm.Open(postgres.Open(cfg.DSN), gcfg)
+		g, err = openPostgres(cfg.DSN, gcfg)
 		if err == nil {
 			err = sizePool(g, cfg.MaxOpenConns, postgresPool)
 		}
