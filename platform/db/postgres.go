@@ -25,7 +25,11 @@ func openPostgres(dsn string, gcfg *gorm.Config) (*gorm.DB, error) {
 		return nil, err
 	}
 	pool := sql.OpenDB(validatingConnector{stdlib.GetConnector(*cfg)})
-	return gorm.Open(postgres.New(postgres.Config{Conn: pool}), gcfg)
+	g, err := gorm.Open(postgres.New(postgres.Config{Conn: pool}), gcfg)
+	if err != nil {
+		_ = pool.Close()
+	}
+	return g, err
 }
 
 type validatingConnector struct{ driver.Connector }
