@@ -68,7 +68,8 @@ func TestSearchIsOneMechanism(t *testing.T) {
 // and page come from one statement over the trigram index by phase, against
 // a recount by brute force: common words (every title holds "ong"), rare
 // ones, words too short for a trigram, several words, a supplier's name,
-// no match; every page, and one past the end; as Admin (the count from the
+// no match, a substring of a word in another script or across its
+// punctuation; every page, and one past the end; as Admin (the count from the
 // index alone) and through a filter (the count from the rows). Each runs
 // with every contract pending in the index, after the index job filed
 // them, after moves, an edit and a deletion left some entries stale, and
@@ -76,7 +77,7 @@ func TestSearchIsOneMechanism(t *testing.T) {
 func TestPhaseSearchCountsAndPagesExactly(t *testing.T) {
 	forEachDriver(t, func(t *testing.T, e *env) {
 		titles := []string{"Hợp đồng móng cọc", "Hợp đồng thép", "Móng băng khối A", "Cọc khoan nhồi", "Hợp đồng mộng",
-			"Ống cống", "Sơn chống thấm móng", "Bê tông móng cọc x1", "Hợp đồng điện", "Mong manh"}
+			"Ống cống", "Sơn chống thấm móng", "Bê tông móng cọc x1", "Hợp đồng điện", "Mong manh", "Nhà máy 東京タワー HD-0042"}
 		var all []contract
 		for i := 0; i < 22; i++ {
 			c := e.create(t, e.admin, map[string]any{"title": titles[i%len(titles)] + " " + strconv.Itoa(i)})
@@ -94,7 +95,8 @@ func TestPhaseSearchCountsAndPagesExactly(t *testing.T) {
 				return strings.Compare(b.ID, a.ID)
 			})
 			for _, phase := range []string{DangSoanThao, DangDamPhan, ""} { // "": every phase
-				for _, q := range []string{"ong", "móng", "mong coc", "ng", "móng x1", "hợp đồng 1", "vật tư", "ty a", "zzzz", "moi"} {
+				for _, q := range []string{"ong", "móng", "mong coc", "ng", "móng x1", "hợp đồng 1", "vật tư", "ty a", "zzzz", "moi",
+					"京タワ", "ワー", "d-004", "-00", "0042 hd"} {
 					var want []string
 					words := search.Words(q)
 					holds := func(text string) bool {

@@ -1,6 +1,7 @@
 // Package search is substring search over a stored, folded search_text
 // column: every word of the query must occur in it. On Postgres pg_trgm GIN
-// indexes serve it (TrigramIndex, from a migration). On SQLite
+// indexes serve it (TrigramIndex, from a migration; Keyed, trigrams keyed
+// by a column's value, for a table searched within one value). On SQLite
 // a trigram FTS5 table per resource serves it when the SQLite library has
 // FTS5 (the build tag sqlite_fts5, which make and the Dockerfile set);
 // without FTS5 search falls back to scanning, and says so at start.

@@ -54,7 +54,11 @@ type Service struct {
 
 // New returns the service.
 func New(d Deps) *Service {
-	return &Service{Deps: d, store: &store{db: d.DB, parts: d.SearchParts}}
+	st := &store{db: d.DB, parts: d.SearchParts}
+	if d.DB.Dialect() == db.Postgres {
+		st.keys = search.NewKeyed("contracts", "phase", Phases)
+	}
+	return &Service{Deps: d, store: st}
 }
 
 // searchText is what list search matches of a contract besides its supplier.

@@ -20,6 +20,7 @@ import (
 type store struct {
 	db    *db.DB
 	parts *search.Partitioned // the trigram index by phase (SQLite with FTS5; nil elsewhere)
+	keys  *search.Keyed       // the trigrams keyed by phase (Postgres; nil elsewhere)
 }
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
@@ -37,10 +38,10 @@ type listFilter struct {
 
 func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilter, req paging.Request) ([]Contract, int64, error) {
 	words := search.Words(f.Search)
-	if len(words) == 0 || s.parts == nil || !inCreatedOrder(req) {
+	if len(words) == 0 || (s.parts == nil && s.keys == nil) || !inCreatedOrder(req) {
 		return pageOfSummaries(s.listQuery(ctx, sc, f, words, false), req)
 	}
-	if f.Phase != "" && search.Indexed(words) {
+	if s.parts != nil && f.Phase != "" && search.Indexed(words) {
 		return s.phaseSearch(ctx, sc, f, words, req)
 	}
 	// The count comes first: how many rows match decides how the page is
@@ -56,7 +57,7 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 	if err != nil {
 		return nil, 0, err
 	}
-	walk := walkOrder(total, scanned, req)
+	walk := walkOrder(total, scanned, req, s.keys != nil)
 	rows, err := scanSummaries(db.Page(s.listQuery(ctx, sc, f, words, walk).Select(summaryColumns), req))
 	return rows, total, err
 }
@@ -192,9 +193,15 @@ func inCreatedOrder(req paging.Request) bool {
 // walkOrder decides how a search reads its page, knowing that total of
 // the scanned rows of the index match: walking the order visits about
 // (offset+pageSize)·scanned/total rows, reading the matches and sorting
-// them costs total rows and a sort (counted four times a visit).
-func walkOrder(total, scanned int64, req paging.Request) bool {
-	return total*total >= 4*int64(req.Offset()+req.PageSize)*scanned
+// them costs total rows and a sort. On SQLite a visit counts four times a
+// match (it probes the matches the statement materialised); on Postgres
+// (heap) a visit and a match each read a heap row, so they count alike.
+func walkOrder(total, scanned int64, req paging.Request, heap bool) bool {
+	visit := int64(4)
+	if heap {
+		visit = 1
+	}
+	return total*total >= visit*int64(req.Offset()+req.PageSize)*scanned
 }
 
 // liveIn is how many live contracts are in phase (all when ""), from
@@ -210,9 +217,9 @@ func (s *store) liveIn(ctx context.Context, phase string) (int64, error) {
 }
 
 // listQuery is the list's condition. Each search word narrows it through
-// the trigram index by phase where there is one (walk: written so that
-// the plan walks the list's order rather than fetching every match; see
-// Partitioned.Filter), else by LIKE, which pg_trgm's index serves on Postgres.
+// the trigram index by phase (walk: written so that the plan walks the
+// list's order rather than fetching every match; see Partitioned.Filter;
+// on Postgres LIKE alone), else by LIKE.
 func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string, walk bool) *gorm.DB {
 	cond, args := sc.Visible()
 	q := s.live(ctx).Where(cond, args...)
@@ -233,12 +240,14 @@ func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f list
 		own := s.conn(ctx).Session(&gorm.Session{NewDB: true})
 		for _, w := range words {
 			switch {
-			case s.parts == nil:
-				own = search.Match(own, "contracts", false, w)
-			case walk:
+			case s.parts != nil && walk:
 				own = s.parts.Filter(own, w)
-			default:
+			case s.parts != nil:
 				own = s.parts.Match(own, w)
+			case s.keys != nil && !walk:
+				own = s.keys.Match(own, f.Phase, w)
+			default:
+				own = search.Match(own, "contracts", false, w)
 			}
 		}
 		if len(f.SupplierMatches) > 0 {

@@ -1,0 +1,112 @@
+package search_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/search"
+	"github.com/contractflow/contractflow/platform/testkit"
+)
+
+// TestKeyedFindsEverySubstring checks the keyed index against brute force:
+// random texts of Vietnamese words, codes with punctuation and words of
+// other scripts (whose trigrams pg_trgm hashes), searched for random
+// substrings that start and end inside words, within one value and in
+// all. The plans are forced onto the index, so a key the query asks for
+// that a holding text lacks would show as a missed row. It runs on
+// Postgres only: SQLite has no keyed index (Partitioned is its own).
+func TestKeyedFindsEverySubstring(t *testing.T) {
+	if os.Getenv(testkit.PostgresDSNEnv) == "" {
+		t.Skip("Postgres only: " + testkit.PostgresDSNEnv + " is not set")
+	}
+	ctx := context.Background()
+	database, err := db.Open(db.Config{Driver: "postgres", DSN: testkit.FreshSchema(t), MaxOpenConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = database.Close() })
+	conn := database.Conn(ctx)
+	if err := conn.Exec(`CREATE TABLE docs (id INT PRIMARY KEY, phase VARCHAR(32) NOT NULL, search_text TEXT NOT NULL, deleted_at TIMESTAMP NULL)`).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := search.KeyedTrigramIndex(conn, "docs", "phase"); err != nil {
+		t.Fatal(err)
+	}
+	phases := []string{"a", "b", "c"}
+	pieces := []string{"hop dong", "mong", "coc", "thep", "ong", "hd-0042", "x1", "東京タワー", "москва", "a.b/c", "ống"}
+	r := rand.New(rand.NewPCG(3, 4))
+	type doc struct{ phase, text string }
+	var docs []doc
+	for i := range 300 {
+		var words []string
+		for range 1 + r.IntN(4) {
+			words = append(words, pieces[r.IntN(len(pieces))])
+		}
+		d := doc{phases[r.IntN(len(phases))], strings.Join(words, " ")}
+		if r.IntN(10) == 0 { // glue two pieces into one word
+			d.text = strings.ReplaceAll(d.text, " ", "")
+		}
+		docs = append(docs, d)
+		if err := conn.Exec(`INSERT INTO docs VALUES (?, ?, ?, NULL)`, i, d.phase, d.text).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := search.NewKeyed("docs", "phase", phases)
+	count := func(phase, word string) int64 {
+		t.Helper()
+		var n int64
+		err := database.InTx(ctx, func(ctx context.Context) error {
+			tx := database.Conn(ctx)
+			if err := tx.Exec(`SET LOCAL enable_seqscan = off`).Error; err != nil {
+				return err
+			}
+			q := k.Match(tx.Table("docs").Where("deleted_at IS NULL"), phase, word)
+			if phase != "" {
+				q = q.Where("phase = ?", phase)
+			}
+			if phase == "b" && word == "ong" {
+				var plan []string
+				if err := q.Session(&gorm.Session{}).Raw("EXPLAIN " + q.ToSQL(func(tx *gorm.DB) *gorm.DB { return tx.Count(&n) })).Scan(&plan).Error; err != nil {
+					return err
+				}
+				if !strings.Contains(strings.Join(plan, "\n"), "ix_docs_search_keys") {
+					return fmt.Errorf("the count does not use the keyed index:\n%s", strings.Join(plan, "\n"))
+				}
+			}
+			return q.Count(&n).Error
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	words := []string{"ong", "mong", "ng", "hd-0", "d-004", "042", "-00", "京タワ", "タワー", "оск", "a.b", ".b/", "b/c", "ống", "zzz"}
+	for range 80 { // substrings cut anywhere in a text
+		text := []rune(docs[r.IntN(len(docs))].text)
+		start := r.IntN(len(text))
+		end := min(len(text), start+3+r.IntN(6))
+		if w := strings.TrimSpace(string(text[start:end])); w != "" && !strings.Contains(w, " ") {
+			words = append(words, w)
+		}
+	}
+	for _, w := range words {
+		for _, phase := range append([]string{""}, phases...) {
+			var want int64
+			for _, d := range docs {
+				if (phase == "" || d.phase == phase) && strings.Contains(d.text, w) {
+					want++
+				}
+			}
+			if got := count(phase, w); got != want {
+				t.Errorf("phase %q, %q: %d rows, brute force finds %d", phase, w, got, want)
+			}
+		}
+	}
+}
