@@ -80,31 +80,28 @@ func (s *store) keyedSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 	}
 	order := "created_at" + dir + ", id" + dir
 	m := s.listQuery(ctx, sc, f, words, false).Select("contracts.id, contracts.created_at")
-	rows, err := s.conn(ctx).Raw(`WITH m AS MATERIALIZED (?)
+	return s.pageAndTotal(ctx, s.conn(ctx).Raw(`WITH m AS MATERIALIZED (?)
 		SELECT `+summaryColumns+`, (SELECT count(*) FROM m) AS total FROM contracts
 		WHERE contracts.id IN (SELECT id FROM m ORDER BY `+order+` LIMIT ? OFFSET ?)
-		ORDER BY contracts.`+order, m, req.PageSize, req.Offset()).Rows()
+		ORDER BY contracts.`+order, m, req.PageSize, req.Offset()), sc, f, words, req)
+}
+
+// pageAndTotal reads a search's page from q, which selects summaryColumns
+// and then the count of every match on each row. An empty page says
+// nothing of the count (a page past the end): the list's condition is
+// then counted by itself.
+func (s *store) pageAndTotal(ctx context.Context, q *gorm.DB, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
+	var total int64
+	rows, err := q.Rows()
+	out, err := db.Collect(rows, err, func(c *Contract) []any { return append(summaryFields(c), &total) })
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []Contract{}
-	var total int64
-	for rows.Next() {
-		var c Contract
-		if err := rows.Scan(&c.ID, &c.Title, &c.ContractType, &c.Phase, &c.MaHopDong, &c.Value, &c.Currency,
-			&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt,
-			&c.Version, &total); err != nil {
-			return nil, 0, err
+	if len(out) == 0 {
+		total = 0
+		if req.Offset() > 0 {
+			err = s.listQuery(ctx, sc, f, words, false).Count(&total).Error
 		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
-	}
-	if len(out) == 0 && req.Offset() > 0 {
-		// A page past the end says nothing of the count.
-		err = s.listQuery(ctx, sc, f, words, false).Count(&total).Error
 	}
 	return out, total, err
 }
@@ -202,33 +199,7 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 	all = append(all, textArgs...)
 	all = append(all, req.PageSize, req.Offset())
 	// A raw statement that starts with WITH would go to the writer.
-	rows, err := s.conn(ctx).Clauses(dbresolver.Read).Raw(q, all...).Rows()
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []Contract{}
-	var total int64
-	for rows.Next() {
-		var c Contract
-		if err := rows.Scan(&c.ID, &c.Title, &c.ContractType, &c.Phase, &c.MaHopDong, &c.Value, &c.Currency,
-			&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt,
-			&c.Version, &total); err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
-	}
-	if len(out) == 0 {
-		// An empty page says nothing of the count (a page past the end).
-		total = 0
-		if req.Offset() > 0 {
-			err = s.listQuery(ctx, sc, f, words, false).Count(&total).Error
-		}
-	}
-	return out, total, err
+	return s.pageAndTotal(ctx, s.conn(ctx).Clauses(dbresolver.Read).Raw(q, all...), sc, f, words, req)
 }
 
 // inCreatedOrder reports whether a list is in the order of an index
@@ -317,10 +288,13 @@ const summaryColumns = `contracts.id, contracts.title, contracts.contract_type, 
 // of an inbox's time.
 func scanSummaries(q *gorm.DB) ([]Contract, error) {
 	rows, err := q.Rows()
-	return db.Collect(rows, err, func(c *Contract) []any {
-		return []any{&c.ID, &c.Title, &c.ContractType, &c.Phase, &c.MaHopDong, &c.Value, &c.Currency,
-			&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt, &c.Version}
-	})
+	return db.Collect(rows, err, summaryFields)
+}
+
+// summaryFields are the destinations of summaryColumns in c.
+func summaryFields(c *Contract) []any {
+	return []any{&c.ID, &c.Title, &c.ContractType, &c.Phase, &c.MaHopDong, &c.Value, &c.Currency,
+		&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt, &c.Version}
 }
 
 // contractColumns are the columns get reads, in the order of scanContract:
