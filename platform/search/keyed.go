@@ -51,22 +51,21 @@ func KeyedTrigramIndex(tx *gorm.DB, table, column string) error {
 	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
-	schema, err := extension(tx, "pg_trgm")
+	showTrgm, err := trgm(tx, "show_trgm")
 	if err != nil {
 		return err
 	}
-	trgm := `"` + strings.ReplaceAll(schema, `"`, `""`) + `".show_trgm`
 	stmts := []string{
 		// PL/pgSQL keeps each function's plan for the session; a SQL
 		// function's body, which cannot be inlined, was parsed and planned
 		// again by every statement that wrote the index or searched it.
 		`CREATE OR REPLACE FUNCTION search_keys(value text, t text) RETURNS text[]
 			LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-			AS $$ BEGIN RETURN ARRAY(SELECT value || '/' || g FROM unnest(` + trgm + `(t)) g); END $$`,
+			AS $$ BEGIN RETURN ARRAY(SELECT value || '/' || g FROM unnest(` + showTrgm + `(t)) g); END $$`,
 		`CREATE OR REPLACE FUNCTION search_query_keys(value text, word text) RETURNS text[]
 			LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-			AS $$ BEGIN RETURN ARRAY(SELECT value || '/' || g FROM unnest(` + trgm + `('q' || word || 'q')) g
-				WHERE g = ANY (` + trgm + `(word))); END $$`,
+			AS $$ BEGIN RETURN ARRAY(SELECT value || '/' || g FROM unnest(` + showTrgm + `('q' || word || 'q')) g
+				WHERE g = ANY (` + showTrgm + `(word))); END $$`,
 		fmt.Sprintf(`DROP INDEX IF EXISTS ix_%s_search`, table),
 		fmt.Sprintf(`CREATE INDEX ix_%[1]s_search_keys ON %[1]s USING gin (search_keys(%[2]s, search_text)) WHERE deleted_at IS NULL`,
 			table, column),

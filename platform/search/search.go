@@ -247,13 +247,23 @@ func trigramIndex(tx *gorm.DB, table, where string, before ...string) error {
 	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
-	schema, err := extension(tx, "pg_trgm")
+	opclass, err := trgm(tx, "gin_trgm_ops")
 	if err != nil {
 		return err
 	}
-	opclass := `"` + strings.ReplaceAll(schema, `"`, `""`) + `".gin_trgm_ops`
 	keys := strings.Join(append(before, "search_text "+opclass), ", ")
 	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (%s)%s`, table, keys, where)).Error
+}
+
+// trgm names an object of pg_trgm (creating the extension if need be) by
+// the schema it lives in, so that indexes and functions do not depend on
+// the search_path.
+func trgm(tx *gorm.DB, object string) (string, error) {
+	schema, err := extension(tx, "pg_trgm")
+	if err != nil {
+		return "", err
+	}
+	return `"` + strings.ReplaceAll(schema, `"`, `""`) + `".` + object, nil
 }
 
 // extension creates the extension name (contrib, trusted: a database owner
