@@ -4,10 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
-	"sync"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // By default SQLite checkpoints inside the commit that takes the WAL past
@@ -22,22 +19,6 @@ import (
 // most an interval of writes beyond what readers still need, as before.
 const checkpointInterval = 250 * time.Millisecond
 
-// writerDriver is the mattn driver of the writer connection: the same
-// driver with automatic checkpoints off on every connection it opens.
-const writerDriver = "sqlite3_writer"
-
-var registerWriter sync.Once
-
-func writerDriverName() string {
-	registerWriter.Do(func() {
-		sql.Register(writerDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			_, err := c.Exec("PRAGMA wal_autocheckpoint = 0", nil)
-			return err
-		}})
-	})
-	return writerDriver
-}
-
 // checkpointer copies the WAL into the database file in the background.
 type checkpointer struct {
 	conn   *sql.DB
@@ -47,7 +28,7 @@ type checkpointer struct {
 
 // startCheckpointer opens its own connection with dsn and starts copying.
 func startCheckpointer(dsn string, log *slog.Logger) (*checkpointer, error) {
-	conn, err := sql.Open("sqlite3", dsn)
+	conn, err := sql.Open(sqliteDriver(false), dsn)
 	if err != nil {
 		return nil, err
 	}

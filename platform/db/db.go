@@ -131,12 +131,12 @@ func openSQLite(cfg Config, gcfg *gorm.Config) (*gorm.DB, *dbresolver.DBResolver
 	writerParams.Set("_txlock", "immediate")
 	writerParams.Set("_cache_size", strconv.Itoa(-writerCacheKiB))
 
-	g, err := gorm.Open(sqlite.New(sqlite.Config{DriverName: writerDriverName(), DSN: "file:" + path + "?" + writerParams.Encode()}), gcfg)
+	g, err := gorm.Open(sqlite.New(sqlite.Config{DriverName: sqliteDriver(true), DSN: "file:" + path + "?" + writerParams.Encode()}), gcfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	resolver := dbresolver.Register(dbresolver.Config{
-		Replicas: []gorm.Dialector{sqlite.Open("file:" + path + "?" + params.Encode())},
+		Replicas: []gorm.Dialector{sqlite.New(sqlite.Config{DriverName: sqliteDriver(false), DSN: "file:" + path + "?" + params.Encode()})},
 	}).SetMaxOpenConns(cfg.MaxOpenConns).SetMaxIdleConns(cfg.MaxOpenConns).
 		SetConnMaxIdleTime(sqlitePool.maxIdleTime).SetConnMaxLifetime(sqlitePool.maxLifetime)
 	if err := g.Use(resolver); err != nil {

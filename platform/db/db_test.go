@@ -168,6 +168,18 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 }
 
+// TestConnectionsPlanStably checks that the writer and the readers run
+// with SQLite's query planner stability guarantee (sqlite_conn.go): without
+// it, every cached statement with "col = ?" and an ORDER BY was planned
+// again on every execution.
+func TestConnectionsPlanStably(t *testing.T) {
+	d := openDB(t, "sqlite")
+	writer, reader, err := db.QueryPlanStability(d)
+	require.NoError(t, err)
+	assert.Equal(t, 1, writer, "writer")
+	assert.Equal(t, 1, reader, "reader")
+}
+
 // TestWriterLeavesCheckpointsToTheCheckpointer checks that commits do not
 // checkpoint (the writer's wal_autocheckpoint is 0) and that the WAL still
 // reaches the database file: the file grows past its empty size within a

@@ -1,7 +1,10 @@
 package db
 
 import (
+	"context"
 	"database/sql"
+
+	"github.com/mattn/go-sqlite3"
 
 	"gorm.io/gorm"
 )
@@ -32,4 +35,37 @@ func Queued(d *DB) int {
 		return 0
 	}
 	return len(d.group.queue)
+}
+
+// QueryPlanStability reads SQLITE_DBCONFIG_ENABLE_QPSG on a connection of
+// the writer's pool and of the readers'.
+func QueryPlanStability(d *DB) (writer, reader int, err error) {
+	read := func(pool *sql.DB) (int, error) {
+		conn, err := pool.Conn(context.Background())
+		if err != nil {
+			return -1, err
+		}
+		defer conn.Close()
+		on := -1
+		err = conn.Raw(func(dc any) (err error) {
+			on, err = qpsg(dc.(*sqlite3.SQLiteConn), -1)
+			return err
+		})
+		return on, err
+	}
+	sqlDB, err := d.gorm.DB()
+	if err != nil {
+		return -1, -1, err
+	}
+	if writer, err = read(sqlDB); err != nil {
+		return writer, -1, err
+	}
+	err = d.resolver.Call(func(p gorm.ConnPool) error {
+		if r, ok := p.(*sql.DB); ok && r != sqlDB {
+			reader, err = read(r)
+			return err
+		}
+		return nil
+	})
+	return writer, reader, err
 }
