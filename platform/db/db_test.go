@@ -168,6 +168,31 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 }
 
+// Query reads inside the transaction in ctx (its own uncommitted rows), and
+// outside one only what is committed, with $n placeholders on both engines.
+func TestQuery(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		names := func(ctx context.Context, min string) []string {
+			rows, err := d.Query(ctx, `SELECT name FROM items WHERE name >= $1 AND name <> $2 ORDER BY name`, min, "zz")
+			got, err := db.Collect(rows, err, func(s *string) []any { return []any{s} })
+			require.NoError(t, err)
+			return got
+		}
+		require.NoError(t, insertItem(ctx, d, "a"))
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+			require.NoError(t, insertItem(ctx, d, "b"))
+			assert.Equal(t, []string{"a", "b"}, names(ctx, "a"), "inside the transaction")
+			assert.Equal(t, []string{"a"}, names(context.Background(), "a"), "outside it, before the commit")
+			return nil
+		}))
+		assert.Equal(t, []string{"b"}, names(ctx, "b"), "after the commit")
+		_, err := d.Query(ctx, `SELECT nothing FROM items`)
+		assert.Error(t, err)
+	})
+}
+
 // TestConnectionsPlanStably checks that the writer and the readers run
 // with SQLite's query planner stability guarantee (sqlite_conn.go): without
 // it, every cached statement with "col = ?" and an ORDER BY was planned

@@ -315,7 +315,7 @@ func scanContract(rows *sql.Rows, c *Contract) error {
 // get reads one live contract with a written-out query and plain Scan
 // calls: GORM's reflective scan of 31 columns was most of its cost.
 func (s *store) get(ctx context.Context, id string) (*Contract, error) {
-	rows, err := s.conn(ctx).Raw(`SELECT `+contractColumns+` FROM contracts WHERE id = ? AND deleted_at IS NULL`, id).Rows()
+	rows, err := s.db.Query(ctx, `SELECT `+contractColumns+` FROM contracts WHERE id = $1 AND deleted_at IS NULL`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -379,15 +379,15 @@ type thread struct {
 // comment:    phase,      content,   (empty),      (empty)
 // attachment: file_name,  purpose,   content_type, unfilled_placeholders (and size).
 const threadQuery = `SELECT 0 AS k, id, approved_at AS ts, approver_user_id AS who, from_phase AS a, to_phase AS b,
-		decision AS c, comment AS d, 0 AS size FROM contract_approvals WHERE contract_id = ?
-	UNION ALL SELECT 1, id, created_at, author_id, phase, content, '', '', 0 FROM contract_comments WHERE contract_id = ?
+		decision AS c, comment AS d, 0 AS size FROM contract_approvals WHERE contract_id = $1
+	UNION ALL SELECT 1, id, created_at, author_id, phase, content, '', '', 0 FROM contract_comments WHERE contract_id = $1
 	UNION ALL SELECT 2, id, created_at, uploaded_by, file_name, purpose, content_type, unfilled_placeholders, size
-		FROM contract_attachments WHERE contract_id = ?
+		FROM contract_attachments WHERE contract_id = $1
 	ORDER BY ts, id`
 
 func (s *store) thread(ctx context.Context, id string) (thread, error) {
 	t := thread{approvals: []workflowdesigner.HistoryEntry{}}
-	rows, err := s.conn(ctx).Raw(threadQuery, id, id, id).Rows()
+	rows, err := s.db.Query(ctx, threadQuery, id)
 	if err != nil {
 		return t, err
 	}
