@@ -104,7 +104,7 @@ func scanEvaluation(rows *sql.Rows) (*Evaluation, error) {
 }
 
 func (s *store) get(ctx context.Context, id string) (*Evaluation, error) {
-	rows, err := s.conn(ctx).Raw(`SELECT `+evaluationColumns+` FROM purchase_evaluations WHERE id = ? AND deleted_at IS NULL`, id).Rows()
+	rows, err := s.db.Query(ctx, `SELECT `+evaluationColumns+` FROM purchase_evaluations WHERE id = $1 AND deleted_at IS NULL`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -204,16 +204,16 @@ type thread struct {
 // first arm, and ts and t2 must come from timestamp columns to scan as times.
 const threadQuery = `SELECT 2 AS k, id, 0 AS n, approved_at AS ts, id AS s, approver_user_id AS who, from_phase AS a,
 		to_phase AS b, decision AS c, comment AS d, approved_at AS t2, NULL AS i1, NULL AS i2
-		FROM purchase_evaluation_history WHERE evaluation_id = ?
+		FROM purchase_evaluation_history WHERE evaluation_id = $1
 	UNION ALL SELECT 0, id, amount, created_at, id, NULL, supplier_id, notes, '', '', created_at, delivery_days, warranty_months
-		FROM purchase_evaluation_quotations WHERE evaluation_id = ?
+		FROM purchase_evaluation_quotations WHERE evaluation_id = $1
 	UNION ALL SELECT 1, id, 0, created_at, kind, user_id, kind, verdict, comment, '', updated_at, NULL, NULL
-		FROM pe_dept_opinions WHERE evaluation_id = ?
+		FROM pe_dept_opinions WHERE evaluation_id = $1
 	ORDER BY k, n, ts, s`
 
 func (s *store) thread(ctx context.Context, id string) (thread, error) {
 	t := thread{quotations: []Quotation{}, opinions: []Opinion{}, history: []workflowdesigner.HistoryEntry{}}
-	rows, err := s.conn(ctx).Raw(threadQuery, id, id, id).Rows()
+	rows, err := s.db.Query(ctx, threadQuery, id)
 	if err != nil {
 		return t, err
 	}
@@ -257,8 +257,8 @@ func deref(s *string) string {
 // written-out query and plain Scan calls: GORM's reflective Find was most
 // of its cost, and the submit's precondition reads them on every submit.
 func (s *store) quotations(ctx context.Context, evaluationID string) ([]Quotation, error) {
-	rows, err := s.conn(ctx).Raw(`SELECT id, supplier_id, amount, delivery_days, warranty_months, notes, created_at, created_by,
-		updated_at, updated_by FROM purchase_evaluation_quotations WHERE evaluation_id = ? ORDER BY amount, created_at, id`, evaluationID).Rows()
+	rows, err := s.db.Query(ctx, `SELECT id, supplier_id, amount, delivery_days, warranty_months, notes, created_at, created_by,
+		updated_at, updated_by FROM purchase_evaluation_quotations WHERE evaluation_id = $1 ORDER BY amount, created_at, id`, evaluationID)
 	return db.Collect(rows, err, func(q *Quotation) []any {
 		q.EvaluationID = evaluationID
 		return []any{&q.ID, &q.SupplierID, &q.Amount, &q.DeliveryDays, &q.WarrantyMonths, &q.Notes, &q.CreatedAt,
