@@ -87,6 +87,7 @@ func Open(cfg Config) (*DB, error) {
 	}
 	db := &DB{gorm: g, dialect: d, resolver: resolver, ckpt: ckpt}
 	if db.reads, err = g.DB(); err != nil {
+		_ = db.Close()
 		return nil, err
 	}
 	if d == SQLite {

@@ -35,12 +35,12 @@ import (
 // statement with "col = ?" and an ORDER BY using the value bound to ?, and
 // marks it to be planned again when that binding changes; go-sqlite3
 // clears a cached statement's bindings before each use, which SQLite takes
-// as such a change. So every list, inbox and detail statement was parsed
-// and planned again on every execution, cached or not: the thread of a
-// contract cost 115 µs instead of 45. With QPSG the planner never looks at
-// bound values; the queries here do not need it to (partial indexes are
-// matched by literals written into the SQL, and LIKE patterns start with
-// a wildcard).
+// as such a change. So such statements (a contract's thread, a drafter's
+// contracts by date) were parsed and planned again on every execution,
+// cached or not: the thread cost 115 µs instead of 45. With QPSG the
+// planner never looks at bound values; the queries here do not need it to
+// (partial indexes are matched by literals written into the SQL, and LIKE
+// patterns start with a wildcard).
 const (
 	readerDriver = "sqlite3_reader"
 	// writerDriver also turns automatic checkpoints off (checkpoint.go).
