@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -49,21 +48,31 @@ func Parse(s string) (Amount, error) {
 }
 
 // String formats the amount with two decimals trimmed of zeros: "1500000", "12.5".
-func (a Amount) String() string {
-	sign := ""
-	v := int64(a)
-	if v < 0 {
-		sign, v = "-", -v
+func (a Amount) String() string { return string(a.append(make([]byte, 0, 24))) }
+
+// append writes a's decimal form to b without fmt: every amount of a list,
+// an inbox or the dashboard goes through it (fmt.Sprintf was 4 % of the
+// dashboard's CPU).
+func (a Amount) append(b []byte) []byte {
+	u := uint64(a)
+	if a < 0 {
+		b, u = append(b, '-'), -u // -u in uint64 is exact even for the smallest int64
 	}
-	s := fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
-	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+	b = strconv.AppendUint(b, u/100, 10)
+	if cents := u % 100; cents != 0 {
+		b = append(b, '.', byte('0'+cents/10))
+		if cents%10 != 0 {
+			b = append(b, byte('0'+cents%10))
+		}
+	}
+	return b
 }
 
 // Float is for display and spreadsheets only, never for arithmetic.
 func (a Amount) Float() float64 { return float64(a) / 100 }
 
 // MarshalJSON writes a JSON number.
-func (a Amount) MarshalJSON() ([]byte, error) { return []byte(a.String()), nil }
+func (a Amount) MarshalJSON() ([]byte, error) { return a.append(make([]byte, 0, 24)), nil }
 
 // UnmarshalJSON accepts a JSON number (not a string) with at most two
 // decimals. Its error is a json.UnmarshalTypeError so the decoder names the
