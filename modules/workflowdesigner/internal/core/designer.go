@@ -392,7 +392,7 @@ func (d *Designer) Assign(ctx context.Context, by authn.Principal, in AssignRequ
 		return AssignmentDTO{}, err
 	}
 	a := assignmentRow{DocumentType: in.DocumentType, DefinitionID: row.ID, UpdatedAt: d.svc.now(), UpdatedBy: userID(by)}
-	if err := d.svc.store.assign(ctx, a); err != nil {
+	if err := d.svc.assign(ctx, a, true); err != nil {
 		return AssignmentDTO{}, fmt.Errorf("assign workflow %s to %s: %w", row.ID, in.DocumentType, err)
 	}
 	return assignmentOf(in.DocumentType, row), nil

@@ -34,12 +34,17 @@ type Service struct {
 	// publication commits (platform/cache: the Bus tells the other nodes
 	// sharing Postgres).
 	pub *cache.Map[[]*engine.Definition]
+
+	// The definition id assigned to each document type (every create asks
+	// for it), forgotten on every node when an assignment commits.
+	assigned *cache.Map[string]
 }
 
 // New returns the service.
 func New(database *db.DB, clk clock.Clock, caches *cache.Bus) *Service {
 	return &Service{db: database, store: &store{db: database}, clock: clk,
-		pub: cache.New[[]*engine.Definition](caches, "workflowdesigner.published", 16)}
+		pub:      cache.New[[]*engine.Definition](caches, "workflowdesigner.published", 16),
+		assigned: cache.New[string](caches, "workflowdesigner.assigned", 64)}
 }
 
 // Definition returns a definition by id.
@@ -63,14 +68,37 @@ func (s *Service) Definition(ctx context.Context, id string) (*engine.Definition
 // ForDocumentType returns the published definition assigned to a document
 // type; new documents pin it.
 func (s *Service) ForDocumentType(ctx context.Context, documentType string) (*engine.Definition, error) {
-	id, err := s.store.assignment(ctx, documentType)
-	if db.IsNotFound(err) {
-		return nil, apperr.Conflict("invalid_transition", fmt.Sprintf("No workflow is assigned to %s.", documentType))
-	}
+	byType, err := s.assigned.Load(ctx, []string{documentType}, func(ctx context.Context, _ []string) (map[string]string, error) {
+		id, err := s.store.assignment(ctx, documentType)
+		if db.IsNotFound(err) {
+			return nil, nil
+		}
+		return map[string]string{documentType: id}, err
+	})
 	if err != nil {
 		return nil, err
 	}
+	id, ok := byType[documentType]
+	if !ok {
+		return nil, apperr.Conflict("invalid_transition", fmt.Sprintf("No workflow is assigned to %s.", documentType))
+	}
 	return s.Definition(ctx, id)
+}
+
+// assign sets a document type's assignment inside the transaction in ctx,
+// replacing any (or only when it has none), and has every node forget the
+// cached one once it commits.
+func (s *Service) assign(ctx context.Context, a assignmentRow, replace bool) error {
+	var err error
+	if replace {
+		err = s.store.assign(ctx, a)
+	} else {
+		err = s.store.assignIfMissing(ctx, a)
+	}
+	if err != nil {
+		return err
+	}
+	return s.assigned.Changed(ctx, a.DocumentType)
 }
 
 // Published returns every published definition of a kind: the ones
@@ -137,7 +165,7 @@ func (s *Service) seedDefault(ctx context.Context, k engine.Kind, def engine.Def
 		return err
 	}
 	for _, t := range def.AssignTo {
-		if err := s.store.assignIfMissing(ctx, assignmentRow{DocumentType: t, DefinitionID: row.ID, UpdatedAt: now}); err != nil {
+		if err := s.assign(ctx, assignmentRow{DocumentType: t, DefinitionID: row.ID, UpdatedAt: now}, false); err != nil {
 			return err
 		}
 	}
