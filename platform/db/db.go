@@ -230,15 +230,10 @@ func (db *DB) Close() error {
 		db.group.stop()
 	}
 	var errs []error
-	if db.resolver != nil {
-		_ = db.resolver.Call(func(p gorm.ConnPool) error {
-			if c, ok := p.(interface{ Close() error }); ok {
-				errs = append(errs, c.Close())
-			}
-			return nil
-		})
-	}
 	if sqlDB, err := db.gorm.DB(); err == nil {
+		if db.reads != nil && db.reads != sqlDB {
+			errs = append(errs, db.reads.Close()) // SQLite's readers
+		}
 		errs = append(errs, sqlDB.Close())
 	}
 	if db.ckpt != nil {

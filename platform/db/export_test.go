@@ -5,8 +5,6 @@ import (
 	"database/sql"
 
 	"github.com/mattn/go-sqlite3"
-
-	"gorm.io/gorm"
 )
 
 // PoolStats returns the statistics of the main pool (the SQLite writer, or
@@ -17,13 +15,8 @@ func PoolStats(d *DB) (main, readers sql.DBStats) {
 		panic(err)
 	}
 	main = sqlDB.Stats()
-	if d.resolver != nil {
-		_ = d.resolver.Call(func(p gorm.ConnPool) error {
-			if r, ok := p.(*sql.DB); ok && r != sqlDB {
-				readers = r.Stats()
-			}
-			return nil
-		})
+	if d.reads != sqlDB {
+		readers = d.reads.Stats()
 	}
 	return main, readers
 }
@@ -60,12 +53,6 @@ func QueryPlanStability(d *DB) (writer, reader int, err error) {
 	if writer, err = read(sqlDB); err != nil {
 		return writer, -1, err
 	}
-	err = d.resolver.Call(func(p gorm.ConnPool) error {
-		if r, ok := p.(*sql.DB); ok && r != sqlDB {
-			reader, err = read(r)
-			return err
-		}
-		return nil
-	})
+	reader, err = read(d.reads)
 	return writer, reader, err
 }
