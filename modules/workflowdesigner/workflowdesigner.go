@@ -78,10 +78,11 @@ func Audience(kind, documentID, ownerID string, inboxRoles []string, actorID *st
 	return runtime.Audience(kind, documentID, ownerID, inboxRoles, actorID)
 }
 
-// InboxPage reads with scan one page of q, a kind's live documents, under
-// sc.Inbox(), with the exact total from the runtime's counts rather than a
-// COUNT(*): a short page settles it, else the counts do.
-func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(*gorm.DB) ([]T, error)) ([]T, int64, error) {
+// InboxPage reads with scan (told the page size) one page of q, a kind's
+// live documents, under sc.Inbox(), with the exact total from the runtime's
+// counts rather than a COUNT(*): a short page settles it, else the counts
+// do.
+func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(q *gorm.DB, size int) ([]T, error)) ([]T, int64, error) {
 	return runtime.InboxPage(ctx, sc, q, req, scan)
 }
 

@@ -3,19 +3,25 @@ package db
 import "database/sql"
 
 // Collect reads every row of rows (the result of a query that failed with
-// err, when err is not nil) into a new T each, through the scan
-// destinations fields gives for it, and closes rows: plain Scan calls where
-// an ORM's reflective scan costs more than the query. The result is never
-// nil, so it encodes as [] when empty.
-func Collect[T any](rows *sql.Rows, err error, fields func(*T) []any) ([]T, error) {
+// err, when err is not nil) into a T each, through the scan destinations
+// fields gives, and closes rows: plain Scan calls where an ORM's reflective
+// scan costs more than the query. size is how many rows to expect (a
+// page's size; 0 when unknown), so that a page's slice is allocated once.
+// The result is never nil, so it encodes as [] when empty.
+//
+// Every row is scanned into one T and copied out, so fields runs once:
+// Scan overwrites each destination on every row (a NULL included), and
+// what it allocates for a row (strings, pointed-to values) is that row's.
+func Collect[T any](rows *sql.Rows, err error, size int, fields func(*T) []any) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []T{}
+	out := make([]T, 0, size)
+	var t T
+	dst := fields(&t)
 	for rows.Next() {
-		var t T
-		if err := rows.Scan(fields(&t)...); err != nil {
+		if err := rows.Scan(dst...); err != nil {
 			return nil, err
 		}
 		out = append(out, t)

@@ -168,6 +168,29 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 }
 
+// Collect scans every row into one value and copies it out: a row's NULL
+// must not keep the previous row's value, nor may two rows share what a
+// pointer field points to.
+func TestCollectKeepsRowsApart(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		code := func(s string) *string { return &s }
+		for i, c := range []*string{code("A"), nil, code("C"), nil} {
+			require.NoError(t, d.Conn(ctx).Create(&item{ID: fmt.Sprint(i), Name: fmt.Sprint("n", i), Score: i, Code: c}).Error)
+		}
+		rows, err := d.Query(ctx, `SELECT id, name, score, code FROM items ORDER BY score`)
+		got, err := db.Collect(rows, err, 2, func(it *item) []any { return []any{&it.ID, &it.Name, &it.Score, &it.Code} })
+		require.NoError(t, err)
+		require.Len(t, got, 4)
+		assert.Equal(t, []*string{code("A"), nil, code("C"), nil}, []*string{got[0].Code, got[1].Code, got[2].Code, got[3].Code})
+		assert.NotSame(t, got[0].Code, got[2].Code, "rows share a pointed-to value")
+		for i, it := range got {
+			assert.Equal(t, item{ID: fmt.Sprint(i), Name: fmt.Sprint("n", i), Score: i, Code: it.Code}, it)
+		}
+	})
+}
+
 // Query reads inside the transaction in ctx (its own uncommitted rows), and
 // outside one only what is committed, with $n placeholders on both engines.
 func TestQuery(t *testing.T) {
@@ -176,7 +199,7 @@ func TestQuery(t *testing.T) {
 		ctx := context.Background()
 		names := func(ctx context.Context, min string) []string {
 			rows, err := d.Query(ctx, `SELECT name FROM items WHERE name >= $1 AND name <> $2 ORDER BY name`, min, "zz")
-			got, err := db.Collect(rows, err, func(s *string) []any { return []any{s} })
+			got, err := db.Collect(rows, err, 0, func(s *string) []any { return []any{s} })
 			require.NoError(t, err)
 			return got
 		}

@@ -149,7 +149,7 @@ func (s *Service) inboxItem(sm Summary) InboxItem {
 // summaries shapes rows, resolving suppliers, projects and drafters in one
 // batch each rather than per row.
 func (s *Service) summaries(ctx context.Context, rows []Contract) ([]Summary, error) {
-	var supplierIDs, projectIDs, userIDs []string
+	supplierIDs, projectIDs, userIDs := make([]string, 0, len(rows)), make([]string, 0, len(rows)), make([]string, 0, len(rows))
 	for _, c := range rows {
 		supplierIDs = append(supplierIDs, c.SupplierID)
 		if c.ProjectID != nil {

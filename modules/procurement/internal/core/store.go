@@ -64,12 +64,13 @@ const summaryColumns = `purchase_evaluations.id, purchase_evaluations.ma_phieu, 
 	purchase_evaluations.sla_deadline, purchase_evaluations.selected_quotation_id, purchase_evaluations.contract_id,
 	purchase_evaluations.created_by, purchase_evaluations.created_at, purchase_evaluations.version`
 
-// scanSummaries reads the rows of q, which selects summaryColumns, with
-// plain Scan calls: GORM's reflective scan of whole evaluations (28
-// columns, the description among them) was most of an inbox's time.
-func scanSummaries(q *gorm.DB) ([]Evaluation, error) {
+// scanSummaries reads the rows of q, which selects summaryColumns (size of
+// them expected), with plain Scan calls: GORM's reflective scan of whole
+// evaluations (28 columns, the description among them) was most of an
+// inbox's time.
+func scanSummaries(q *gorm.DB, size int) ([]Evaluation, error) {
 	rows, err := q.Rows()
-	return db.Collect(rows, err, func(e *Evaluation) []any {
+	return db.Collect(rows, err, size, func(e *Evaluation) []any {
 		return []any{&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.Category, &e.ProjectID, &e.EstimatedValue, &e.Currency,
 			&e.Phase, &e.SLADeadline, &e.SelectedQuotationID, &e.ContractID, &e.CreatedBy, &e.CreatedAt, &e.Version}
 	})
@@ -259,7 +260,7 @@ func deref(s *string) string {
 func (s *store) quotations(ctx context.Context, evaluationID string) ([]Quotation, error) {
 	rows, err := s.db.Query(ctx, `SELECT id, supplier_id, amount, delivery_days, warranty_months, notes, created_at, created_by,
 		updated_at, updated_by FROM purchase_evaluation_quotations WHERE evaluation_id = $1 ORDER BY amount, created_at, id`, evaluationID)
-	return db.Collect(rows, err, func(q *Quotation) []any {
+	return db.Collect(rows, err, 0, func(q *Quotation) []any {
 		q.EvaluationID = evaluationID
 		return []any{&q.ID, &q.SupplierID, &q.Amount, &q.DeliveryDays, &q.WarrantyMonths, &q.Notes, &q.CreatedAt,
 			&q.CreatedBy, &q.UpdatedAt, &q.UpdatedBy}

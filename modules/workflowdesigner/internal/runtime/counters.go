@@ -214,12 +214,13 @@ func (sc Scope) InboxCount(ctx context.Context) (int64, error) {
 	return store{db: sc.db}.count(ctx, sc.kind, sc.all, true, terms)
 }
 
-// InboxPage reads with scan one page of q, a kind's live documents, under
-// sc.Inbox() in the order of req, and the exact total from the counts (when
-// the page does not settle it), never counting the documents themselves.
-func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(*gorm.DB) ([]T, error)) ([]T, int64, error) {
+// InboxPage reads with scan (told the page size) one page of q, a kind's
+// live documents, under sc.Inbox() in the order of req, and the exact total
+// from the counts (when the page does not settle it), never counting the
+// documents themselves.
+func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(q *gorm.DB, size int) ([]T, error)) ([]T, int64, error) {
 	cond, args := sc.Inbox()
-	rows, err := scan(db.Page(q.Where(cond, args...), req))
+	rows, err := scan(db.Page(q.Where(cond, args...), req), req.PageSize)
 	if err != nil {
 		return nil, 0, err
 	}
