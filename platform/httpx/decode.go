@@ -1,6 +1,10 @@
 package httpx
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"encoding/json"
+
+	"github.com/gofiber/fiber/v2"
+)
 
 // Decode reads a JSON request body into dst without running its rules, for
 // handlers whose service validates after checking the resource exists (the
@@ -21,7 +25,7 @@ func JSON[Out any](call func(c *fiber.Ctx) (Out, error)) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return c.JSON(out)
+		return writeJSON(c, out)
 	}
 }
 
@@ -37,7 +41,7 @@ func JSONBody[In, Out any](call func(c *fiber.Ctx, in In) (Out, error)) fiber.Ha
 		if err != nil {
 			return err
 		}
-		return c.JSON(out)
+		return writeJSON(c, out)
 	}
 }
 
@@ -54,4 +58,13 @@ func NoContentBody[In any](call func(c *fiber.Ctx, in In) error) fiber.Handler {
 		}
 		return NoContent(c)
 	}
+}
+
+// writeJSON answers v as JSON, encoded straight into the response body:
+// c.JSON marshals into a new slice and then copies it, a body-sized
+// allocation on every list and inbox page. Like any json.Encoder, it ends
+// the body with a newline.
+func writeJSON(c *fiber.Ctx, v any) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return json.NewEncoder(c.Response().BodyWriter()).Encode(v)
 }
