@@ -17,9 +17,9 @@ import (
 // "ong" and intersected it with the phase's (docs/query-plans.md).
 //
 // Postgres keeps the index in the writing transaction, so unlike
-// Partitioned there is nothing pending: every row's keys are current. A
-// trigram is a candidate, not a match, so every condition keeps LIKE on the
-// row, and counts stay exact.
+// Partitioned no search misses a row (GIN's own pending list, kept short by
+// pendingLimit, is read by every search). A trigram is a candidate, not a
+// match, so every condition keeps LIKE on the row, and counts stay exact.
 type Keyed struct {
 	table, column string
 	values        []string // every value the column holds; no "/" in any
@@ -67,7 +67,7 @@ func KeyedTrigramIndex(tx *gorm.DB, table, column string) error {
 			AS $$ BEGIN RETURN ARRAY(SELECT value || '/' || g FROM unnest(` + showTrgm + `('q' || word || 'q')) g
 				WHERE g = ANY (` + showTrgm + `(word))); END $$`,
 		fmt.Sprintf(`DROP INDEX IF EXISTS ix_%s_search`, table),
-		fmt.Sprintf(`CREATE INDEX ix_%[1]s_search_keys ON %[1]s USING gin (search_keys(%[2]s, search_text)) WHERE deleted_at IS NULL`,
+		fmt.Sprintf(`CREATE INDEX ix_%[1]s_search_keys ON %[1]s USING gin (search_keys(%[2]s, search_text)) WITH (`+pendingLimit+`) WHERE deleted_at IS NULL`,
 			table, column),
 	}
 	for _, s := range stmts {

@@ -252,7 +252,30 @@ func trigramIndex(tx *gorm.DB, table, where string, before ...string) error {
 		return err
 	}
 	keys := strings.Join(append(before, "search_text "+opclass), ", ")
-	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (%s)%s`, table, keys, where)).Error
+	return tx.Exec(fmt.Sprintf(`CREATE INDEX ix_%s_search ON %[1]s USING gin (%s) WITH (`+pendingLimit+`)%s`, table, keys, where)).Error
+}
+
+// pendingLimit is the storage parameter of every search index. A GIN index
+// files a written row's keys in a pending list that every search reads
+// whole, until the list passes gin_pending_list_limit (4 MB by default) or
+// a vacuum merges it into the tree: after the demo load a contract search
+// read 370 pending pages, 1.6 of its 3.6 ms. At 256 kB a search reads at
+// most 32 such pages, and the write that fills the list merges it.
+// (fastupdate = off, no list at all, cost a phase change some 20 % more.)
+const pendingLimit = `gin_pending_list_limit = 256`
+
+// ShortPendingLists, run from a module's migration, gives indexes made
+// before pendingLimit that limit (it does nothing on SQLite).
+func ShortPendingLists(tx *gorm.DB, indexes ...string) error {
+	if tx.Dialector.Name() != "postgres" {
+		return nil
+	}
+	for _, ix := range indexes {
+		if err := tx.Exec(`ALTER INDEX ` + ix + ` SET (` + pendingLimit + `)`).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // trgm names an object of pg_trgm (creating the extension if need be) by

@@ -165,6 +165,11 @@ func Migrations() []migrate.Migration {
 		// docs/query-plans.md).
 		{Version: 13, Name: "the Postgres search index of trigrams keyed by phase", Up: func(_ context.Context, tx *gorm.DB) error {
 			return search.KeyedTrigramIndex(tx, "contracts", "phase")
+		}},
+		// Every search on Postgres read the GIN pending list whole, up to
+		// 4 MB of it (search.ShortPendingLists).
+		{Version: 14, Name: "a short pending list for the Postgres search index", Up: func(_ context.Context, tx *gorm.DB) error {
+			return search.ShortPendingLists(tx, "ix_contracts_search_keys")
 		}}}
 }
 

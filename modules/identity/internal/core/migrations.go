@@ -73,7 +73,12 @@ func Migrations() []migrate.Migration {
 			permissions_version BIGINT NOT NULL,
 			users_version BIGINT NOT NULL)`,
 		`INSERT INTO identity_state (id, permissions_version, users_version) VALUES (1, 0, 0)`,
-	)}, {Version: 2, Name: "users search_text", Up: v2SearchText}}
+	)}, {Version: 2, Name: "users search_text", Up: v2SearchText},
+		// Every search on Postgres read the GIN pending list whole, up to
+		// 4 MB of it (search.ShortPendingLists).
+		{Version: 3, Name: "a short pending list for the Postgres search index", Up: func(_ context.Context, tx *gorm.DB) error {
+			return search.ShortPendingLists(tx, "ix_users_search")
+		}}}
 }
 
 // v2SearchText adds search_text (email and full name, folded as

@@ -12,7 +12,12 @@ import (
 
 // Migrations are frozen: append new ones, never edit these.
 func Migrations() []migrate.Migration {
-	return []migrate.Migration{{Version: 1, Name: "suppliers, projects, departments", Up: v1}}
+	return []migrate.Migration{{Version: 1, Name: "suppliers, projects, departments", Up: v1},
+		// Every search on Postgres read the GIN pending list whole, up to
+		// 4 MB of it (search.ShortPendingLists).
+		{Version: 2, Name: "short pending lists for the Postgres search indexes", Up: func(_ context.Context, tx *gorm.DB) error {
+			return search.ShortPendingLists(tx, "ix_suppliers_search", "ix_projects_search", "ix_departments_search")
+		}}}
 }
 
 // v1Columns are the columns of Record as version 1 created them.

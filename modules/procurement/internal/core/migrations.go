@@ -20,7 +20,12 @@ func Migrations() []migrate.Migration {
 			// and stops at the page. docs/query-plans.md has the plans.
 			`CREATE INDEX ix_purchase_evaluations_inbox ON purchase_evaluations (phase, sla_deadline, id, workflow_definition_id, deleted_at)
 				WHERE deleted_at IS NULL AND sla_deadline IS NOT NULL`,
-		)}}
+		)},
+		// Every search on Postgres read the GIN pending list whole, up to
+		// 4 MB of it (search.ShortPendingLists).
+		{Version: 3, Name: "a short pending list for the Postgres search index", Up: func(_ context.Context, tx *gorm.DB) error {
+			return search.ShortPendingLists(tx, "ix_purchase_evaluations_search")
+		}}}
 }
 
 func v1(_ context.Context, tx *gorm.DB) error {
