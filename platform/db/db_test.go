@@ -191,6 +191,29 @@ func TestCollectKeepsRowsApart(t *testing.T) {
 	})
 }
 
+// On Postgres a built statement's LIMIT is a number in its text, so that
+// Postgres keeps one generic plan for it (postgres.go, literalLimit);
+// OFFSET stays a parameter. The rows are those of the page either way.
+func TestLimitIsLiteralOnPostgres(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		for i := range 5 {
+			require.NoError(t, d.Conn(ctx).Create(&item{ID: fmt.Sprint(i), Name: fmt.Sprint("n", i), Score: i}).Error)
+		}
+		var got []item
+		require.NoError(t, d.Conn(ctx).Order("score").Limit(2).Offset(1).Find(&got).Error)
+		assert.Equal(t, []string{"1", "2"}, []string{got[0].ID, got[1].ID})
+		if driver == "postgres" {
+			dry := d.Conn(ctx).Session(&gorm.Session{DryRun: true}).Order("score").Limit(2).Offset(1).Find(&got)
+			assert.Contains(t, dry.Statement.SQL.String(), "LIMIT 2 OFFSET $1")
+		}
+		got = nil
+		require.NoError(t, d.Conn(ctx).Order("score").Limit(3).Find(&got).Error)
+		assert.Len(t, got, 3)
+	})
+}
+
 // Query reads inside the transaction in ctx (its own uncommitted rows), and
 // outside one only what is committed, with $n placeholders on both engines.
 func TestQuery(t *testing.T) {

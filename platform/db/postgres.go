@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // openPostgres opens a pool of pgx connections that database/sql can tell
@@ -28,8 +30,31 @@ func openPostgres(dsn string, gcfg *gorm.Config) (*gorm.DB, error) {
 	g, err := gorm.Open(postgres.New(postgres.Config{Conn: pool}), gcfg)
 	if err != nil {
 		_ = pool.Close()
+		return nil, err
 	}
-	return g, err
+	g.ClauseBuilders["LIMIT"] = literalLimit
+	return g, nil
+}
+
+// literalLimit writes a built statement's LIMIT as a number, not a
+// parameter. Postgres costs a generic plan whose LIMIT is a parameter as if
+// it returned a tenth of the rows, so next to the custom plan for LIMIT 20
+// it always looked dearer, and every execution of an inbox page was planned
+// again: 0.3–0.4 ms, longer than running it. With the number in the text
+// the generic plan costs what the custom one does, and Postgres keeps it
+// after five executions. OFFSET stays a parameter: page one has none, and
+// each deeper page would otherwise be a statement of its own.
+func literalLimit(c clause.Clause, b clause.Builder) {
+	l, ok := c.Expression.(clause.Limit)
+	if !ok || l.Limit == nil || *l.Limit < 0 {
+		c.Build(b)
+		return
+	}
+	b.WriteString("LIMIT " + strconv.Itoa(*l.Limit))
+	if l.Offset > 0 {
+		b.WriteString(" OFFSET ")
+		b.AddVar(b, l.Offset)
+	}
 }
 
 type validatingConnector struct{ driver.Connector }
