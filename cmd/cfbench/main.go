@@ -64,7 +64,7 @@ func main() {
 	fs := flag.NewFlagSet("cfbench", flag.ContinueOnError)
 	fs.StringVar(&o.postgres, "postgres", "", "run on Postgres: a DSN of a server where a fresh schema bench_<random> is created and dropped (default: SQLite in a temporary folder)")
 	fs.IntVar(&o.sizes.Contracts, "contracts", 100_000, "contracts in the data set")
-	fs.IntVar(&o.sizes.Evaluations, "evaluations", 20_000, "purchase evaluations in the data set, with their quotations (0: no evaluation scenarios)")
+	fs.IntVar(&o.sizes.Evaluations, "evaluations", 50_000, "purchase evaluations in the data set, with their quotations (0: no evaluation scenarios)")
 	fs.IntVar(&o.sizes.Users, "users", 1_000, "users in the data set, over the 12 roles")
 	fs.IntVar(&o.sizes.Suppliers, "suppliers", 2_000, "suppliers (created through the API)")
 	fs.IntVar(&o.sizes.Projects, "projects", 300, "projects (created through the API)")
