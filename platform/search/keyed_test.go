@@ -23,15 +23,8 @@ import (
 // that a holding text lacks would show as a missed row. It runs on
 // Postgres only: SQLite has no keyed index (Partitioned is its own).
 func TestKeyedFindsEverySubstring(t *testing.T) {
-	if os.Getenv(testkit.PostgresDSNEnv) == "" {
-		t.Skip("Postgres only: " + testkit.PostgresDSNEnv + " is not set")
-	}
 	ctx := context.Background()
-	database, err := db.Open(db.Config{Driver: "postgres", DSN: testkit.FreshSchema(t), MaxOpenConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = database.Close() })
+	database := openPostgres(t)
 	conn := database.Conn(ctx)
 	if err := conn.Exec(`CREATE TABLE docs (id INT PRIMARY KEY, phase VARCHAR(32) NOT NULL, search_text TEXT NOT NULL, deleted_at TIMESTAMP NULL)`).Error; err != nil {
 		t.Fatal(err)
@@ -114,16 +107,7 @@ func TestKeyedFindsEverySubstring(t *testing.T) {
 // ShortPendingLists gives an index made before the limit existed the
 // limit the search indexes are now made with.
 func TestShortPendingLists(t *testing.T) {
-	if os.Getenv(testkit.PostgresDSNEnv) == "" {
-		t.Skip("Postgres only: " + testkit.PostgresDSNEnv + " is not set")
-	}
-	ctx := context.Background()
-	database, err := db.Open(db.Config{Driver: "postgres", DSN: testkit.FreshSchema(t), MaxOpenConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = database.Close() })
-	conn := database.Conn(ctx)
+	conn := openPostgres(t).Conn(context.Background())
 	options := func(ix string) string {
 		var s string
 		if err := conn.Raw(`SELECT COALESCE(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = ?::regclass`, ix).Scan(&s).Error; err != nil {
@@ -155,4 +139,19 @@ func TestShortPendingLists(t *testing.T) {
 	if got := options("ix_old_search"); got != "gin_pending_list_limit=256" {
 		t.Errorf("the old index has options %q after ShortPendingLists", got)
 	}
+}
+
+// openPostgres opens a fresh Postgres schema for a test of Postgres's
+// indexes, skipping it where no Postgres is configured.
+func openPostgres(t *testing.T) *db.DB {
+	t.Helper()
+	if os.Getenv(testkit.PostgresDSNEnv) == "" {
+		t.Skip("Postgres only: " + testkit.PostgresDSNEnv + " is not set")
+	}
+	database, err := db.Open(db.Config{Driver: "postgres", DSN: testkit.FreshSchema(t), MaxOpenConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = database.Close() })
+	return database
 }
