@@ -314,3 +314,44 @@ func TestConcurrencySLAAndAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestSubmitRacesQuotationDeletion races the submission of a policy B
+// evaluation holding exactly the three quotations it needs against the
+// deletion of one of them. The precondition reads the quotations under the
+// evaluation's lock, which the deletion takes too, so one of the two goes
+// first and the other is refused: the evaluation never leaves
+// DangSoanThao with two quotations.
+func TestSubmitRacesQuotationDeletion(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		token := e.token("Procurement")
+		for range 8 {
+			v := e.ready(t, "B")
+			var moved, deleted int
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				moved, _ = e.raw("POST", base+"/"+v.ID+"/transitions", token, map[string]any{"toPhase": "ChoDuAn"})
+			}()
+			go func() {
+				defer wg.Done()
+				deleted, _ = e.raw("DELETE", base+"/"+v.ID+"/quotations/"+v.Quotations[2].ID, token, nil)
+			}()
+			wg.Wait()
+			got := e.get(t, token, v.ID)
+			switch {
+			case moved == 200 && deleted == 409:
+				if got.Phase != "ChoDuAn" || len(got.Quotations) != 3 {
+					t.Fatalf("submitted first: phase %s with %d quotations", got.Phase, len(got.Quotations))
+				}
+			case moved == 400 && deleted == 204:
+				if got.Phase != "DangSoanThao" || len(got.Quotations) != 2 {
+					t.Fatalf("deleted first: phase %s with %d quotations", got.Phase, len(got.Quotations))
+				}
+			default:
+				t.Fatalf("submission %d, deletion %d: one of them must go first and the other be refused (phase %s, %d quotations)",
+					moved, deleted, got.Phase, len(got.Quotations))
+			}
+		}
+	})
+}

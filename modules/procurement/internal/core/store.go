@@ -152,13 +152,19 @@ func (s *store) lock(ctx context.Context, id, phase string) (bool, error) {
 	return res.RowsAffected == 1, res.Error
 }
 
-// locked takes the live row's lock while it is in phase, as lock does, and
-// reads it in the same statement; nil means it is no longer in phase. It
-// runs on the transaction in ctx only (below GORM, whose reads outside one
-// go to SQLite's readers).
+// locked reads the live row while it is in phase under the lock that lock
+// takes; nil means it is no longer in phase. On Postgres that is FOR
+// UPDATE, which conflicts with lock's UPDATE without writing a row version
+// of its own (an UPDATE … RETURNING here did, on every move); on SQLite the
+// transaction is already the one writer's, so a plain read holds. It runs
+// on the transaction in ctx only (below GORM, whose reads outside one go to
+// SQLite's readers).
 func (s *store) locked(ctx context.Context, id, phase string) (*Evaluation, error) {
-	rows, err := s.conn(ctx).Statement.ConnPool.QueryContext(ctx, `UPDATE purchase_evaluations SET version = version
-		WHERE id = $1 AND phase = $2 AND deleted_at IS NULL RETURNING `+evaluationColumns, id, phase)
+	q := `SELECT ` + evaluationColumns + ` FROM purchase_evaluations WHERE id = $1 AND phase = $2 AND deleted_at IS NULL`
+	if s.db.Dialect() == db.Postgres {
+		q += ` FOR UPDATE`
+	}
+	rows, err := s.conn(ctx).Statement.ConnPool.QueryContext(ctx, q, id, phase)
 	if err != nil {
 		return nil, err
 	}
