@@ -16,7 +16,7 @@ import (
 // TestSearchIndexesKeepShortPendingLists migrates every module on
 // Postgres and checks that each GIN index (the search indexes) keeps its
 // pending list short: every search reads that list whole, and at the
-// default 4 MB a contract search spent 1.6 of its 3.6 ms on it
+// default 4 MB a contract search spent 1.85 of its 3.6 ms on it
 // (platform/search, pendingLimit).
 func TestSearchIndexesKeepShortPendingLists(t *testing.T) {
 	if os.Getenv(testkit.PostgresDSNEnv) == "" {

@@ -259,7 +259,7 @@ func trigramIndex(tx *gorm.DB, table, where string, before ...string) error {
 // files a written row's keys in a pending list that every search reads
 // whole, until the list passes gin_pending_list_limit (4 MB by default) or
 // a vacuum merges it into the tree: after the demo load a contract search
-// read 370 pending pages, 1.6 of its 3.6 ms. At 256 kB a search reads at
+// read 366 pending pages, 1.85 of its 3.6 ms. At 256 kB a search reads at
 // most 32 such pages, and the write that fills the list merges it.
 // (fastupdate = off, no list at all, cost a phase change some 20 % more.)
 const pendingLimit = `gin_pending_list_limit = 256`

@@ -148,17 +148,17 @@ func (s *store) update(ctx context.Context, id, phase string, version *int, cols
 // lock takes the live row's lock while it is in phase, changing nothing,
 // so that what the caller reads next stays as it is until it commits.
 func (s *store) lock(ctx context.Context, id, phase string) (bool, error) {
-	res := s.conn(ctx).Exec(`UPDATE purchase_evaluations SET version = version WHERE id = ? AND phase = ? AND deleted_at IS NULL`, id, phase)
-	return res.RowsAffected == 1, res.Error
+	e, err := s.locked(ctx, id, phase)
+	return e != nil, err
 }
 
-// locked reads the live row while it is in phase under the lock that lock
-// takes; nil means it is no longer in phase. On Postgres that is FOR
-// UPDATE, which conflicts with lock's UPDATE without writing a row version
-// of its own (an UPDATE … RETURNING here did, on every move); on SQLite the
-// transaction is already the one writer's, so a plain read holds. It runs
-// on the transaction in ctx only (below GORM, whose reads outside one go to
-// SQLite's readers).
+// locked reads the live row while it is in phase under its row lock; nil
+// means it is no longer in phase. On Postgres that is FOR UPDATE, which
+// conflicts with every writer's UPDATE of the row without writing a row
+// version of its own (the UPDATE … SET version = version it replaced did,
+// on every move); on SQLite the transaction is already the one writer's,
+// so a plain read holds. It runs on the transaction in ctx only (below
+// GORM, whose reads outside one go to SQLite's readers).
 func (s *store) locked(ctx context.Context, id, phase string) (*Evaluation, error) {
 	q := `SELECT ` + evaluationColumns + ` FROM purchase_evaluations WHERE id = $1 AND phase = $2 AND deleted_at IS NULL`
 	if s.db.Dialect() == db.Postgres {
