@@ -37,6 +37,11 @@ type Evaluation struct {
 	UpdatedBy            *string
 	DeletedAt            *time.Time
 	DeletedBy            *string
+
+	// held is the thread read under the evaluation's row lock in the
+	// transaction that read the evaluation (Transition's), for the move's
+	// preconditions; nil when the evaluation was read without the lock.
+	held *thread
 }
 
 func (Evaluation) TableName() string { return "purchase_evaluations" }

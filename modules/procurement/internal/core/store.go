@@ -152,19 +152,23 @@ func (s *store) lock(ctx context.Context, id, phase string) (bool, error) {
 	return e != nil, err
 }
 
-// locked reads the live row while it is in phase under its row lock; nil
-// means it is no longer in phase. On Postgres that is FOR UPDATE, which
-// conflicts with every writer's UPDATE of the row without writing a row
-// version of its own (the UPDATE … SET version = version it replaced did,
-// on every move); on SQLite the transaction is already the one writer's,
-// so a plain read holds. It runs on the transaction in ctx only (below
-// GORM, whose reads outside one go to SQLite's readers).
+// locked reads the live row under its row lock, while it is in phase
+// unless phase is empty; nil means it is not there (or no longer in phase).
+// On Postgres that is FOR UPDATE, which conflicts with every writer's UPDATE
+// of the row without writing a row version of its own (the UPDATE … SET
+// version = version it replaced did, on every move); on SQLite the
+// transaction is already the one writer's, so a plain read holds. It runs
+// on the transaction in ctx only (below GORM, whose reads outside one go to
+// SQLite's readers).
 func (s *store) locked(ctx context.Context, id, phase string) (*Evaluation, error) {
-	q := `SELECT ` + evaluationColumns + ` FROM purchase_evaluations WHERE id = $1 AND phase = $2 AND deleted_at IS NULL`
+	q, args := `SELECT `+evaluationColumns+` FROM purchase_evaluations WHERE id = $1 AND deleted_at IS NULL`, []any{id}
+	if phase != "" {
+		q, args = q+` AND phase = $2`, append(args, phase)
+	}
 	if s.db.Dialect() == db.Postgres {
 		q += ` FOR UPDATE`
 	}
-	rows, err := s.conn(ctx).Statement.ConnPool.QueryContext(ctx, q, id, phase)
+	rows, err := s.conn(ctx).Statement.ConnPool.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -289,12 +293,6 @@ func (s *store) updateQuotation(ctx context.Context, q *Quotation) error {
 
 func (s *store) deleteQuotation(ctx context.Context, id string) error {
 	return s.conn(ctx).Where("id = ?", id).Delete(&Quotation{}).Error
-}
-
-func (s *store) opinions(ctx context.Context, id string) ([]Opinion, error) {
-	var rows []Opinion
-	err := s.conn(ctx).Where("evaluation_id = ?", id).Order("created_at, kind").Find(&rows).Error
-	return rows, err
 }
 
 // upsertOpinion saves the opinion of its kind, replacing the one before.

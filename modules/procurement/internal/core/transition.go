@@ -12,6 +12,7 @@ import (
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/httpx"
+	"github.com/google/uuid"
 )
 
 // Kind is the evaluation kind with what the runtime needs of this service:
@@ -55,13 +56,23 @@ func (s *Service) MarkApproved(_ context.Context, m *workflowdesigner.Moved) err
 	return nil
 }
 
-// current reads the evaluation again under its row lock, inside the move's
-// transaction: quotation, winner and opinion writes take the same lock, so
-// what a precondition reads holds until the move commits. It returns nil
-// when the evaluation left the phase meanwhile (the move's compare-and-set
-// then refuses it).
-func (s *Service) current(ctx context.Context, d workflowdesigner.Document) (*Evaluation, error) {
-	return s.store.locked(ctx, d.ID, d.Phase)
+// held is the evaluation and its thread as the move's transaction holds
+// them under the evaluation's row lock: quotation, winner and opinion
+// writes take the same lock, so what a precondition reads holds until the
+// move commits. Transition read both already; a move the runtime loaded
+// itself (the SLA job's) reads them here. It returns nil when the
+// evaluation left the phase meanwhile (the move's compare-and-set then
+// refuses it).
+func (s *Service) held(ctx context.Context, d workflowdesigner.Document) (*Evaluation, *thread, error) {
+	if e := d.Data.(*Evaluation); e.held != nil {
+		return e, e.held, nil
+	}
+	e, err := s.store.locked(ctx, d.ID, d.Phase)
+	if err != nil || e == nil {
+		return nil, nil, err
+	}
+	t, err := s.store.thread(ctx, e.ID)
+	return e, &t, err
 }
 
 // readyToSubmit is the precondition of submitting: a winner among the
@@ -70,14 +81,11 @@ func (s *Service) current(ctx context.Context, d workflowdesigner.Document) (*Ev
 // 100 when there are any. What is missing is a 400 naming the fields, for
 // the creator to complete.
 func (s *Service) readyToSubmit(ctx context.Context, d workflowdesigner.Document) (string, error) {
-	e, err := s.current(ctx, d)
+	e, t, err := s.held(ctx, d)
 	if err != nil || e == nil {
 		return "", err
 	}
-	quotes, err := s.store.quotations(ctx, e.ID)
-	if err != nil {
-		return "", err
-	}
+	quotes := t.quotations
 	fields := apperr.Fields{}
 	if n, least := len(quotes), s.Config.minQuotations(e.Policy); n < least {
 		fields.Add("Quotations", fmt.Sprintf("Policy %s needs at least %d quotation(s) before submitting; there are %d.", e.Policy, least, n))
@@ -95,17 +103,13 @@ func (s *Service) readyToSubmit(ctx context.Context, d workflowdesigner.Document
 // opinionsComplete is the quorum of policy B's move out of
 // ChoYKienPhongBan: every kind of procurement.requiredOpinions saved.
 func (s *Service) opinionsComplete(ctx context.Context, d workflowdesigner.Document) (string, error) {
-	e, err := s.current(ctx, d)
+	e, t, err := s.held(ctx, d)
 	if err != nil || e == nil {
-		return "", err
-	}
-	ops, err := s.store.opinions(ctx, e.ID)
-	if err != nil {
 		return "", err
 	}
 	var missing []string
 	for _, k := range s.Config.RequiredOpinions {
-		if !slices.ContainsFunc(ops, func(o Opinion) bool { return o.Kind == k }) {
+		if !slices.ContainsFunc(t.opinions, func(o Opinion) bool { return o.Kind == k }) {
 			missing = append(missing, k)
 		}
 	}
@@ -116,31 +120,45 @@ func (s *Service) opinionsComplete(ctx context.Context, d workflowdesigner.Docum
 }
 
 // Transition moves an evaluation for a user through the workflow runtime.
+// One transaction reads the evaluation under its row lock (for the
+// visibility rule, the move and its preconditions alike) and then its
+// thread (for the preconditions and the detail answered): two reads where
+// a read before the transaction, the precondition's locked read, its
+// quotations and the detail's thread after the move were four. On SQLite
+// the reads run on the writer's page cache, warm from the last move.
 func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, in TransitionRequest) (Detail, error) {
-	e, def, err := s.visible(ctx, p, id)
-	if err != nil {
-		return Detail{}, err
+	if _, err := uuid.Parse(id); err != nil {
+		return Detail{}, notFound()
 	}
-	// The detail's thread is read in the move's transaction, after the move:
-	// on SQLite it then runs on the writer's page cache, warm from the
-	// move, where a reader's starts cold after every commit (and on
-	// Postgres the row lock keeps it as the move left it).
 	var (
-		m *workflowdesigner.Moved
-		t thread
+		e   *Evaluation
+		def *workflowdesigner.Definition
+		m   *workflowdesigner.Moved
+		t   thread
 	)
-	err = s.DB.InTx(ctx, func(ctx context.Context) error {
+	err := s.DB.InTx(ctx, func(ctx context.Context) error {
 		var err error
-		if m, err = workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(e), &p, in); err != nil {
+		if e, err = s.store.locked(ctx, id, ""); err != nil {
 			return err
 		}
-		t, err = s.store.thread(ctx, e.ID)
+		if e == nil {
+			return notFound()
+		}
+		if def, err = s.Workflows.CanSee(ctx, p, documentOf(e)); err != nil {
+			return err
+		}
+		if t, err = s.store.thread(ctx, e.ID); err != nil {
+			return err
+		}
+		e.held = &t
+		m, err = workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(e), &p, in)
 		return err
 	})
 	if err != nil {
 		return Detail{}, err
 	}
-	// The row as the move wrote it, without reading it back.
+	// The row and its history as the move wrote them, without reading them back.
+	t.history = append(t.history, m.Entry())
 	e.Phase, e.SLADeadline, e.SLAWarningSent, e.HistoryHash = m.To, m.Deadline, false, m.Hash
 	e.Version++
 	e.UpdatedAt, e.UpdatedBy = m.At, m.ActorID

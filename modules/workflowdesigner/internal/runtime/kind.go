@@ -104,6 +104,12 @@ type Moved struct {
 	set      map[string]any
 }
 
+// Entry is the history row the move wrote, as History reads it back.
+func (m *Moved) Entry() HistoryEntry {
+	return HistoryEntry{ID: m.HistoryID, FromPhase: m.From, ToPhase: m.To, Decision: m.Decision, Comment: m.Comment,
+		ApproverUserID: m.ActorID, ApprovedAt: m.At}
+}
+
 // Warn records a warning about the move.
 func (m *Moved) Warn(message string) { m.Warnings = append(m.Warnings, message) }
 
