@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"crypto/md5"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -101,6 +102,55 @@ func TestKeyedFindsEverySubstring(t *testing.T) {
 				t.Errorf("phase %q, %q: %d rows, brute force finds %d", phase, w, got, want)
 			}
 		}
+	}
+}
+
+// TestKeyedSearchKeepsItsPlan checks that a keyed search prepared once is
+// planned once: after Postgres's five custom plans it keeps the generic
+// one, whatever the words.
+func TestKeyedSearchKeepsItsPlan(t *testing.T) {
+	ctx := context.Background()
+	database := openPostgres(t)
+	conn := database.Conn(ctx)
+	for _, s := range []string{
+		`CREATE TABLE docs (id INT PRIMARY KEY, phase VARCHAR(32) NOT NULL, search_text TEXT NOT NULL, deleted_at TIMESTAMP NULL)`,
+		`INSERT INTO docs SELECT i, 'p' || (i % 4), 'hd ' || md5(i::text), NULL FROM generate_series(1, 20000) i`,
+	} {
+		if err := conn.Exec(s).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := search.KeyedTrigramIndex(conn, "docs", "phase"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Exec(`ANALYZE docs`).Error; err != nil {
+		t.Fatal(err)
+	}
+	k := search.NewKeyed("docs", "phase", []string{"p0", "p1", "p2", "p3"})
+	err := database.InTx(ctx, func(ctx context.Context) error { // one connection, so one prepared statement
+		tx := database.Conn(ctx)
+		for i := 1; i <= 9; i++ { // rare words: a piece of one row's text each
+			w := fmt.Sprintf("%x", md5.Sum([]byte(fmt.Sprint(4*i+1))))[3:9]
+			var n int64
+			if err := k.Match(tx.Table("docs").Where("deleted_at IS NULL AND phase = ?", "p1"), "p1", w).Count(&n).Error; err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("%q: not found", w)
+			}
+		}
+		var generic, custom int64
+		if err := tx.Raw(`SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%search_query_keys%'`).
+			Row().Scan(&generic, &custom); err != nil {
+			return err
+		}
+		if generic == 0 {
+			return fmt.Errorf("9 searches: %d generic plans, %d custom", generic, custom)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
