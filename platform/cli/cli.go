@@ -13,8 +13,10 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/contractflow/contractflow/platform/buildinfo"
+	"github.com/contractflow/contractflow/platform/exepages"
 	"github.com/contractflow/contractflow/platform/kernel"
 )
 
@@ -165,6 +167,7 @@ func Run(ctx context.Context, opts kernel.Options, args []string, out io.Writer)
 		if err != nil {
 			return err
 		}
+		go releaseStartup(k)
 		return k.Serve(ctx)
 	case "migrate", "migrate up":
 		return withKernel(opts, func(k *kernel.Kernel) error {
@@ -247,6 +250,22 @@ func moduleUsage() string {
 // collector's pace"). The hashing child, whose heap is the 19 MiB of each
 // hash, keeps Go's default.
 const serveGCPercent = 200
+
+// startupSettles is how long after the listener starts the start-up's
+// background work (the default-password check, the caches' first loads)
+// is over on a quiet machine.
+const startupSettles = time.Second
+
+// releaseStartup hands the executable's pages back to the system once the
+// service has started (platform/exepages): start-up ran code from all over
+// the binary, and the kernel keeps what it mapped in 2 MiB folios.
+func releaseStartup(k *kernel.Kernel) {
+	<-k.Listening()
+	time.Sleep(startupSettles)
+	if err := exepages.Release(); err != nil {
+		k.App().Log.Info("the executable's start-up pages stay resident", "err", err)
+	}
+}
 
 func serveGC() {
 	if os.Getenv("GOGC") == "" {
