@@ -153,6 +153,8 @@ func (s *session) scenarios() []scenario {
 			note: fmt.Sprintf("GET /api/reports/contracts/export, every live contract (%s rows), sequential", thousands(len(ds.LiveIDs)))},
 		{name: "list page 1", rawOf: rawFiber, limits: l, warmup: 50, fn: s.get(s.listPath(), admin),
 			note: fmt.Sprintf("GET /api/contracts?phase=%s&search=%s&page=1&pageSize=20 as Admin (%s matches)", ds.ExportPhase, searchWord, thousands(s.matches["list"]))},
+		{name: "list page 1, no filter", rawOf: rawFiber, limits: l, warmup: 50, fn: s.get("/api/contracts?page=1&pageSize=20", admin),
+			note: fmt.Sprintf("GET /api/contracts?page=1&pageSize=20 as Admin (every live contract: %s)", thousands(len(ds.LiveIDs)))},
 		{name: "inbox page 1", rawOf: rawFiber, limits: l, warmup: 50, fn: s.get("/api/contracts/inbox?page=1&pageSize=20", func() string { return s.finance }),
 			note: fmt.Sprintf("GET /api/contracts/inbox?page=1&pageSize=20 as a Finance user (%s contracts in the inbox)", thousands(s.matches["inbox"]))},
 		{name: "contract detail", rawOf: rawFiber, limits: l, warmup: 50, fn: detail,
@@ -164,7 +166,7 @@ func (s *session) scenarios() []scenario {
 			note: fmt.Sprintf("GET /api/reports/contracts/export?phase=%s (%s rows)", ds.ExportPhase, thousands(ds.ExportRows))},
 		{name: "login", rawOf: rawHash, limits: l, fn: s.loginOp(),
 			note: fmt.Sprintf("POST /api/auth/login, %s distinct users round-robin", thousands(len(ds.LoginEmails)))},
-	}, 4, s.evaluationInbox()...) // after the contract detail
+	}, 5, s.evaluationInbox()...) // after the contract detail
 }
 
 // transition makes the initial phase's normal move (as the engine's

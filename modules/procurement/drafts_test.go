@@ -43,6 +43,16 @@ func TestListAndVisibility(t *testing.T) {
 			p.Items[0].MaPhieu > p.Items[1].MaPhieu {
 			t.Errorf("sorted page %+v", p)
 		}
+		// Admin's totals, unfiltered or by phase, come from the workflow
+		// counts: a deleted draft is in none.
+		if r := e.do("DELETE", base+"/"+e.create(t, proc.token, nil).ID, e.admin, nil); r.Status != 204 {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		for q, want := range map[string]int{"?pageSize=1": 3, "?pageSize=1&phase=DangSoanThao": 2, "?pageSize=1&phase=ChoDuAn": 1} {
+			if p := e.list(t, e.admin, q); p.TotalCount != want {
+				t.Errorf("Admin's list %s: totalCount %d, want %d", q, p.TotalCount, want)
+			}
+		}
 		for _, q := range []string{"?sort=value", "?phase=Nowhere", "?policy=C", "?projectId=x", "?pageSize=101"} {
 			testkit.WantProblem(t, e.do("GET", base+q, e.admin, nil), 400, "validation_failed")
 		}

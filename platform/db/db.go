@@ -383,13 +383,23 @@ func Page(q *gorm.DB, req paging.Request) *gorm.DB {
 // page comes first; the count runs only when the page does not settle it
 // (a page shorter than pageSize after offset o means o+len rows in all).
 func PageOf[T any](q *gorm.DB, req paging.Request) ([]T, int64, error) {
+	return PageCounted[T](q, req, func() (int64, error) {
+		var n int64
+		return n, q.Count(&n).Error
+	})
+}
+
+// PageCounted is PageOf with the count of q's rows from count (kept
+// counters, where counting the rows would read them all).
+func PageCounted[T any](q *gorm.DB, req paging.Request, count func() (int64, error)) ([]T, int64, error) {
 	rows := []T{}
 	if err := Page(q.Session(&gorm.Session{}), req).Find(&rows).Error; err != nil {
 		return nil, 0, err
 	}
 	total := int64(req.Offset() + len(rows))
 	if len(rows) == req.PageSize || (len(rows) == 0 && req.Offset() > 0) {
-		if err := q.Count(&total).Error; err != nil {
+		var err error
+		if total, err = count(); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -47,7 +47,17 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 		}
 	}
 	if len(words) == 0 || s.parts == nil || !inCreatedOrder(req) {
-		return pageOfSummaries(s.listQuery(ctx, sc, f, words, false), req)
+		q := s.listQuery(ctx, sc, f, words, false)
+		count := func() (int64, error) {
+			var n int64
+			return n, q.Count(&n).Error
+		}
+		if len(words) == 0 && sc.All() && f.SupplierID == "" && f.ProjectID == "" && f.ContractType == "" {
+			// Every live contract, or one phase's: the workflow counts hold
+			// the total, where COUNT(*) read them all (25 ms at 100 000).
+			count = func() (int64, error) { return sc.AllCount(ctx, f.Phase) }
+		}
+		return pageOfSummaries(q, req, count)
 	}
 	// The count comes first: how many rows match decides how the page is
 	// read (the page alone would not settle the count of a search anyway).
@@ -107,15 +117,15 @@ func (s *store) pageAndTotal(ctx context.Context, q *gorm.DB, sc workflowdesigne
 }
 
 // pageOfSummaries is db.PageOf for the summary columns: one page of q and,
-// unless the page settles it, the count of q.
-func pageOfSummaries(q *gorm.DB, req paging.Request) ([]Contract, int64, error) {
+// unless the page settles it, the count of q's rows from count.
+func pageOfSummaries(q *gorm.DB, req paging.Request, count func() (int64, error)) ([]Contract, int64, error) {
 	rows, err := scanSummaries(db.Page(q.Session(&gorm.Session{}).Select(summaryColumns), req), req.PageSize)
 	if err != nil {
 		return nil, 0, err
 	}
 	total := int64(req.Offset() + len(rows))
 	if len(rows) == req.PageSize || (len(rows) == 0 && req.Offset() > 0) {
-		if err := q.Count(&total).Error; err != nil {
+		if total, err = count(); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -214,6 +214,19 @@ func (sc Scope) InboxCount(ctx context.Context) (int64, error) {
 	return store{db: sc.db}.count(ctx, sc.kind, sc.all, true, terms)
 }
 
+// AllCount is how many live documents of the kind are in phase (in every
+// phase when phase is ""), from the counts: the exact total of a list that
+// a caller who sees every document (All) filters by phase alone.
+func (sc Scope) AllCount(ctx context.Context, phase string) (int64, error) {
+	q, args := `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM workflow_counts WHERE kind = ?`, []any{sc.kind}
+	if phase != "" {
+		q, args = q+` AND phase = ?`, append(args, phase)
+	}
+	var n int64
+	err := sc.db.Conn(ctx).Raw(q, args...).Row().Scan(&n)
+	return n, err
+}
+
 // InboxPage reads with scan (told the page size) one page of q, a kind's
 // live documents, under sc.Inbox() in the order of req, and the exact total
 // from the counts (when the page does not settle it), never counting the
