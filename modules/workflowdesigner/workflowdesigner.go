@@ -78,12 +78,11 @@ func Audience(kind, documentID, ownerID string, inboxRoles []string, actorID *st
 	return runtime.Audience(kind, documentID, ownerID, inboxRoles, actorID)
 }
 
-// InboxPage reads with scan (told the page size) one page of q, a kind's
-// live documents, under sc.Inbox(), with the exact total from the runtime's
-// counts rather than a COUNT(*): a short page settles it, else the counts
-// do.
-func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(q *gorm.DB, size int) ([]T, error)) ([]T, int64, error) {
-	return runtime.InboxPage(ctx, sc, q, req, scan)
+// InboxPage reads one page of q, a kind's live documents, under
+// sc.Inbox(): columns into each row's fields, with the exact total from the
+// runtime's counts (read in the same statement) rather than a COUNT(*).
+func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, columns string, req paging.Request, fields func(*T) []any) ([]T, int64, error) {
+	return runtime.InboxPage(ctx, sc, q, columns, req, fields)
 }
 
 // ListPage is one page of kind's documents that p may see, as a list or an

@@ -284,7 +284,7 @@ func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f list
 // most urgent first; Admin's inbox holds every contract that has a deadline.
 func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Contract, int64, error) {
 	req.Sort = []paging.Order{{Column: "contracts.sla_deadline"}}
-	return workflowdesigner.InboxPage(ctx, sc, s.live(ctx).Select(summaryColumns), req, scanSummaries)
+	return workflowdesigner.InboxPage(ctx, sc, s.live(ctx), summaryColumns, req, summaryFields)
 }
 
 // summaryColumns are the columns a row of a list or an inbox shows, in the

@@ -59,27 +59,23 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 // most urgent first, as their summaries.
 func (s *store) inbox(ctx context.Context, sc workflowdesigner.Scope, req paging.Request) ([]Evaluation, int64, error) {
 	req.Sort = []paging.Order{{Column: "purchase_evaluations.sla_deadline"}}
-	return workflowdesigner.InboxPage(ctx, sc, s.live(ctx).Select(summaryColumns), req, scanSummaries)
+	return workflowdesigner.InboxPage(ctx, sc, s.live(ctx), summaryColumns, req, summaryFields)
 }
 
 // summaryColumns are the columns a row of the inbox shows, in the order of
-// scanSummaries.
+// summaryFields.
 const summaryColumns = `purchase_evaluations.id, purchase_evaluations.ma_phieu, purchase_evaluations.policy,
 	purchase_evaluations.title, purchase_evaluations.category, purchase_evaluations.project_id,
 	purchase_evaluations.estimated_value, purchase_evaluations.currency, purchase_evaluations.phase,
 	purchase_evaluations.sla_deadline, purchase_evaluations.selected_quotation_id, purchase_evaluations.contract_id,
 	purchase_evaluations.created_by, purchase_evaluations.created_at, purchase_evaluations.version`
 
-// scanSummaries reads the rows of q, which selects summaryColumns (size of
-// them expected), with plain Scan calls: GORM's reflective scan of whole
-// evaluations (28 columns, the description among them) was most of an
-// inbox's time.
-func scanSummaries(q *gorm.DB, size int) ([]Evaluation, error) {
-	rows, err := q.Rows()
-	return db.Collect(rows, err, size, func(e *Evaluation) []any {
-		return []any{&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.Category, &e.ProjectID, &e.EstimatedValue, &e.Currency,
-			&e.Phase, &e.SLADeadline, &e.SelectedQuotationID, &e.ContractID, &e.CreatedBy, &e.CreatedAt, &e.Version}
-	})
+// summaryFields are the destinations of summaryColumns in e, read with
+// plain Scan calls: GORM's reflective scan of whole evaluations (28
+// columns, the description among them) was most of an inbox's time.
+func summaryFields(e *Evaluation) []any {
+	return []any{&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.Category, &e.ProjectID, &e.EstimatedValue, &e.Currency,
+		&e.Phase, &e.SLADeadline, &e.SelectedQuotationID, &e.ContractID, &e.CreatedBy, &e.CreatedAt, &e.Version}
 }
 
 // evaluationColumns are the columns get and locked read, in the order of

@@ -152,43 +152,6 @@ func postgresCounterTriggers(k Kind) []string {
 // sqlString quotes a registered name as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// counted is one workflow_counts key: documents of any of definitionIDs in
-// any of phases.
-type counted struct {
-	definitionIDs, phases []string
-}
-
-// count sums the live documents of kind under any of terms (all of the
-// kind's when all), with a deadline only when dated.
-func (s store) count(ctx context.Context, kind string, all, dated bool, terms []counted) (int64, error) {
-	if !all && len(terms) == 0 {
-		return 0, nil
-	}
-	// Written out rather than built by GORM's chain: an inbox asks this on
-	// every full page.
-	var q strings.Builder
-	q.WriteString(`SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM workflow_counts WHERE kind = ?`)
-	args := []any{kind}
-	if dated {
-		q.WriteString(` AND dated = 1`)
-	}
-	if !all {
-		for i, t := range terms {
-			if i == 0 {
-				q.WriteString(` AND (`)
-			} else {
-				q.WriteString(` OR `)
-			}
-			q.WriteString(`(definition_id IN ? AND phase IN ?)`)
-			args = append(args, t.definitionIDs, t.phases)
-		}
-		q.WriteString(`)`)
-	}
-	var n int64
-	err := s.db.Conn(ctx).Raw(q.String(), args...).Row().Scan(&n)
-	return n, err
-}
-
 // countByPhase sums the live documents pinned to a definition per phase.
 func (s store) countByPhase(ctx context.Context, kind, definitionID string, phases []string) (map[string]int64, error) {
 	var rows []struct {
@@ -205,13 +168,42 @@ func (s store) countByPhase(ctx context.Context, kind, definitionID string, phas
 	return out, err
 }
 
+// inboxCount is the statement that sums the counts of what Inbox()
+// selects: every document of the kind with a deadline for a scope that sees
+// all, else those of the scope's (definitions, phases) pairs; "" when the
+// scope sees none. Written out rather than built by GORM's chain: every
+// inbox page runs it.
+func (sc Scope) inboxCount() (string, []any) {
+	if !sc.all && len(sc.phases) == 0 {
+		return "", nil
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM workflow_counts WHERE kind = ? AND dated = 1`)
+	args := []any{sc.kind}
+	if !sc.all {
+		for i, dp := range sc.phases {
+			if i == 0 {
+				q.WriteString(` AND (`)
+			} else {
+				q.WriteString(` OR `)
+			}
+			q.WriteString(`(definition_id IN ? AND phase IN ?)`)
+			args = append(args, dp.definitionIDs, dp.phases)
+		}
+		q.WriteString(`)`)
+	}
+	return q.String(), args
+}
+
 // InboxCount is how many live documents Inbox() matches, from the counts.
 func (sc Scope) InboxCount(ctx context.Context) (int64, error) {
-	terms := make([]counted, len(sc.phases))
-	for i, dp := range sc.phases {
-		terms[i] = counted{definitionIDs: dp.definitionIDs, phases: dp.phases}
+	q, args := sc.inboxCount()
+	if q == "" {
+		return 0, nil
 	}
-	return store{db: sc.db}.count(ctx, sc.kind, sc.all, true, terms)
+	var n int64
+	err := sc.db.Conn(ctx).Raw(q, args...).Row().Scan(&n)
+	return n, err
 }
 
 // AllCount is how many live documents of the kind are in phase (in every
@@ -227,28 +219,25 @@ func (sc Scope) AllCount(ctx context.Context, phase string) (int64, error) {
 	return n, err
 }
 
-// InboxPage reads with scan (told the page size) one page of q, a kind's
-// live documents, under sc.Inbox() in the order of req, and the exact total
-// from the counts (when the page does not settle it), never counting the
-// documents themselves.
-func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, req paging.Request, scan func(q *gorm.DB, size int) ([]T, error)) ([]T, int64, error) {
+// InboxPage reads one page of q, a kind's live documents, under sc.Inbox()
+// in the order of req, columns into each row's fields, and the exact total
+// from the runtime's counts as one more column of the same statement (one
+// round trip, and the rows and the total from one snapshot); only a page
+// past the end, with no row to carry it, counts apart.
+func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, columns string, req paging.Request, fields func(*T) []any) ([]T, int64, error) {
+	count, countArgs := sc.inboxCount()
+	if count == "" {
+		return []T{}, 0, nil
+	}
 	cond, args := sc.Inbox()
-	rows, err := scan(db.Page(q.Where(cond, args...), req), req.PageSize)
+	var total int64
+	rows, err := db.Page(q.Select(columns+", ("+count+") AS inbox_total", countArgs...).Where(cond, args...), req).Rows()
+	out, err := db.Collect(rows, err, req.PageSize, func(t *T) []any { return append(fields(t), &total) })
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := InboxTotal(ctx, sc, req, len(rows))
-	if err != nil {
-		return nil, 0, err
+	if len(out) == 0 && req.Offset() > 0 {
+		total, err = sc.InboxCount(ctx)
 	}
-	return rows, total, nil
-}
-
-// InboxTotal is the exact total of an inbox whose page req held n rows: a
-// short page settles it, else the counts do.
-func InboxTotal(ctx context.Context, sc Scope, req paging.Request, n int) (int64, error) {
-	if n == req.PageSize || (n == 0 && req.Offset() > 0) {
-		return sc.InboxCount(ctx)
-	}
-	return int64(req.Offset() + n), nil
+	return out, total, err
 }
