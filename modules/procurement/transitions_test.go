@@ -283,6 +283,26 @@ func TestConcurrencySLAAndAudit(t *testing.T) {
 				t.Errorf("after the SLA job: %s, %+v", now.Phase, last)
 			}
 		})
+		t.Run("SLA job and the opinion quorum", func(t *testing.T) {
+			// The job's moves read the precondition for themselves (a
+			// transition's request holds it already): without the quorum
+			// the evaluation waits; with it, the job moves it on.
+			v := e.drive(t, e.ready(t, "B"), ChoYKienPhongBan)
+			e.app.Clock.Advance(73 * time.Hour)
+			e.runSLA(t)
+			if now := e.get(t, e.admin, v.ID); now.Phase != ChoYKienPhongBan {
+				t.Fatalf("without the opinions the SLA job moved it to %s", now.Phase)
+			}
+			for _, k := range []string{"PRO", "CCM", "FIN"} { // the default quorum
+				if r := e.opinion(e.admin, v.ID, k, "Agree"); r.Status != 200 {
+					t.Fatalf("opinion %s: %d %s", k, r.Status, r.Body)
+				}
+			}
+			e.runSLA(t)
+			if now := e.get(t, e.admin, v.ID); now.Phase != ChoCCMKiemTra || now.History[len(now.History)-1].Decision != "AutoApprove" {
+				t.Errorf("with the opinions, after the SLA job: %s, %+v", now.Phase, now.History[len(now.History)-1])
+			}
+		})
 		t.Run("audit verify after policy B", func(t *testing.T) {
 			v := e.drive(t, e.ready(t, "B"), DaDuyet)
 			if len(v.History) != 5 || v.ApprovedAt == nil {
