@@ -1,8 +1,7 @@
 package httpx
 
 import (
-	"encoding/json"
-
+	gojson "github.com/goccy/go-json"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -63,8 +62,12 @@ func NoContentBody[In any](call func(c *fiber.Ctx, in In) error) fiber.Handler {
 // writeJSON answers v as JSON, encoded straight into the response body:
 // c.JSON marshals into a new slice and then copies it, a body-sized
 // allocation on every list and inbox page. Like any json.Encoder, it ends
-// the body with a newline.
+// the body with a newline. The encoder is goccy/go-json, encoding/json's
+// API and output (HTML escaped, MarshalJSON compacted, map keys sorted)
+// with a compiled encoder per type instead of reflection per value:
+// encoding/json was a sixth of an inbox page's CPU. Requests are still
+// decoded by encoding/json, whose error types the 400 problems name.
 func writeJSON(c *fiber.Ctx, v any) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return json.NewEncoder(c.Response().BodyWriter()).Encode(v)
+	return gojson.NewEncoder(c.Response().BodyWriter()).Encode(v)
 }
