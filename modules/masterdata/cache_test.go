@@ -3,6 +3,7 @@ package masterdata_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -33,8 +34,19 @@ func refsOf(l masterdata.Lookup, k kind) func(ctx context.Context, ids []string)
 	return l.Departments
 }
 
-// The lookups answer from memory, and the next read after a rename, a
-// deactivation or a delete sees it.
+// searchOf is the search of a kind's ids (nil for departments).
+func searchOf(l masterdata.Lookup, k kind) func(ctx context.Context, text string, limit int) ([]string, error) {
+	switch k.kind {
+	case masterdata.KindSupplier:
+		return l.SearchSupplierIDs
+	case masterdata.KindProject:
+		return l.SearchProjectIDs
+	}
+	return nil
+}
+
+// The lookups and searches answer from memory, and the next read after a
+// create, a rename, a deactivation or a delete sees it.
 func TestLookupCachesSeeChanges(t *testing.T) {
 	t.Parallel()
 	eachKind(t, func(t *testing.T, app *testkit.App, admin string, k kind) {
@@ -86,10 +98,25 @@ func checkLookupSeesChanges(t *testing.T, a, b *testkit.App, admin string, k kin
 		r, ok := got[id]
 		return r, ok
 	}
+	search := searchOf(lookupOf(t, b), k)
+	found := func(text, id string) bool {
+		if search == nil {
+			return id != "" // nothing to search: what the check expects
+		}
+		ids, err := search(ctx, text, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(ids, id)
+	}
 	code := newCode("CACHE")
+	renamed := "Renamed " + code
+	found(code, "") // cached: nothing holds the code yet
+	found(renamed, "")
 	rec := create(t, a, admin, k.path, k.body(code))
 	id := rec["id"].(string)
 	seen(t, "a new record", func() bool { _, ok := read(id); return ok })
+	seen(t, "a new record found by a search", func() bool { return found(code, id) })
 
 	body := k.body(code)
 	body["name"], body["version"] = "Renamed "+code, rec["version"]
@@ -102,12 +129,14 @@ func checkLookupSeesChanges(t *testing.T, a, b *testkit.App, admin string, k kin
 		ref, ok := read(id)
 		return ok && ref.Name == "Renamed "+code && !ref.IsActive
 	})
+	seen(t, "a rename found by a search", func() bool { return found(renamed, id) })
 
 	r = do(t, a, "DELETE", k.path+"/"+id, admin, nil)
 	if r.Status != 204 {
 		t.Fatalf("DELETE: %d %s", r.Status, r.Body)
 	}
 	seen(t, "a delete", func() bool { _, ok := read(id); return !ok })
+	seen(t, "a delete no search finds", func() bool { return search == nil || !found(code, id) })
 }
 
 // Renames racing reads (run with -race): once the renames stop, the lookup

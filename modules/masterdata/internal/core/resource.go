@@ -63,6 +63,10 @@ type resource[T, In any, PT entity[T], PI input[In, T]] struct {
 	// live (deleted or unknown), so an old contract's deleted supplier is
 	// not asked for again either.
 	cached *cache.Map[cachedRef]
+	// searched holds the ids another module's search found (a contracts
+	// list searches supplier names on every request), forgotten on any
+	// change of the table.
+	searched *cache.Map[[]string]
 	// extra adds other modules' facts to GET of one record; nil for none.
 	extra func(ctx context.Context, id string) (map[string]any, error)
 }
@@ -70,13 +74,18 @@ type resource[T, In any, PT entity[T], PI input[In, T]] struct {
 func newResource[T, In any, PT entity[T], PI input[In, T]](s *Service, sp spec, indexed map[string]bool) *resource[T, In, PT, PI] {
 	table := any(new(T)).(interface{ TableName() string }).TableName()
 	return &resource[T, In, PT, PI]{spec: sp, svc: s, store: store[T, PT]{db: s.db, table: table, indexed: indexed[table]},
-		cached: cache.New[cachedRef](s.caches, "masterdata."+table, maxCachedRefs)}
+		cached:   cache.New[cachedRef](s.caches, "masterdata."+table, maxCachedRefs),
+		searched: cache.New[[]string](s.caches, "masterdata."+table+".search", maxCachedSearches)}
 }
 
 // maxCachedRefs bounds each resource's cache of Refs: these tables hold
 // thousands of rows (the benchmark's 100 000 suppliers are an outlier whose
 // pages still find their few dozen suppliers cached).
 const maxCachedRefs = 50_000
+
+// maxCachedSearches bounds each resource's cache of search results (up to
+// 500 ids each).
+const maxCachedSearches = 64
 
 // cachedRef is one cached lookup: the Ref of a live record, or Live false
 // for an id that is deleted or unknown.
@@ -114,6 +123,30 @@ func (r *resource[T, In, PT, PI]) refs(ctx context.Context, ids []string) (map[s
 		}
 	}
 	return out, nil
+}
+
+// searchIDs returns the ids of up to limit live records matching every
+// word of text, from memory once searched.
+func (r *resource[T, In, PT, PI]) searchIDs(ctx context.Context, text string, limit int) ([]string, error) {
+	words := search.Words(text)
+	if len(words) == 0 {
+		return nil, nil
+	}
+	key := fmt.Sprintf("%d %s", limit, strings.Join(words, " "))
+	got, err := r.searched.Load(ctx, []string{key}, func(ctx context.Context, _ []string) (map[string][]string, error) {
+		ids, err := r.store.search(ctx, words, limit)
+		return map[string][]string{key: ids}, err
+	})
+	return got[key], err
+}
+
+// changed forgets, once the transaction commits, the cached Refs of ids
+// (all of them when none) and every cached search, on every node.
+func (r *resource[T, In, PT, PI]) changed(ctx context.Context, ids ...string) error {
+	if err := r.cached.Changed(ctx, ids...); err != nil {
+		return err
+	}
+	return r.searched.Changed(ctx)
 }
 
 func (r *resource[T, In, PT, PI]) notFound() error { return apperr.NotFound(r.Title) }
@@ -204,7 +237,7 @@ func (r *resource[T, In, PT, PI]) create(ctx context.Context, actor string, in P
 		if err := r.store.insert(ctx, t); err != nil {
 			return err
 		}
-		return r.cached.Changed(ctx, PT(t).record().ID)
+		return r.changed(ctx, PT(t).record().ID)
 	})
 	if db.IsUniqueViolation(err) {
 		return nil, r.duplicate(in.head().Code)
@@ -239,7 +272,7 @@ func (r *resource[T, In, PT, PI]) update(ctx context.Context, actor, id string, 
 		if ok, err = r.store.update(ctx, &next, read); err != nil || !ok {
 			return err
 		}
-		return r.cached.Changed(ctx, id)
+		return r.changed(ctx, id)
 	})
 	switch {
 	case db.IsUniqueViolation(err):
@@ -271,7 +304,7 @@ func (r *resource[T, In, PT, PI]) delete(ctx context.Context, actor, id string) 
 		if !ok {
 			return r.notFound() // deleted meanwhile
 		}
-		if err := r.cached.Changed(ctx, id); err != nil {
+		if err := r.changed(ctx, id); err != nil {
 			return err
 		}
 		rec := PT(cur).record()
@@ -338,7 +371,7 @@ func (r *resource[T, In, PT, PI]) insertMissing(ctx context.Context, ins []In) (
 		}
 		// New ids can only be cached as unknown: forget every one (one
 		// notification, not one per row).
-		return r.cached.Changed(ctx)
+		return r.changed(ctx)
 	})
 	return inserted, err
 }

@@ -137,11 +137,11 @@ func (s *Service) supplierFacts(ctx context.Context, id string) (map[string]any,
 }
 
 func (s *Service) SearchProjectIDs(ctx context.Context, text string, limit int) ([]string, error) {
-	return s.projects.store.search(ctx, search.Words(text), limit)
+	return s.projects.searchIDs(ctx, text, limit)
 }
 
 func (s *Service) SearchSupplierIDs(ctx context.Context, text string, limit int) ([]string, error) {
-	return s.suppliers.store.search(ctx, search.Words(text), limit)
+	return s.suppliers.searchIDs(ctx, text, limit)
 }
 
 // Import inserts the records whose codes no row has used yet (live or
