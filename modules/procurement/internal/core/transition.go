@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/apperr"
 	"github.com/contractflow/contractflow/platform/authn"
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/httpx"
-	"github.com/google/uuid"
 )
 
 // Kind is the evaluation kind with what the runtime needs of this service:
