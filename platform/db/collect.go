@@ -1,6 +1,10 @@
 package db
 
-import "database/sql"
+import (
+	"database/sql"
+
+	"gorm.io/gorm"
+)
 
 // Collect reads every row of rows (the result of a query that failed with
 // err, when err is not nil) into a T each, through the scan destinations
@@ -27,4 +31,12 @@ func Collect[T any](rows *sql.Rows, err error, size int, fields func(*T) []any) 
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// CollectRows is Collect of the rows of q, a GORM chain: its Scan reflects
+// over T for every row and formats the statement with its values for the
+// logger whether or not anything is logged (a sixth of the dashboard's CPU).
+func CollectRows[T any](q *gorm.DB, size int, fields func(*T) []any) ([]T, error) {
+	rows, err := q.Rows()
+	return Collect(rows, err, size, fields)
 }

@@ -454,22 +454,12 @@ func (s *store) heldLines(ctx context.Context, lineID *string, contractID string
 
 // utilisation totals the budgets in force per project.
 func (s *store) utilisation(ctx context.Context) ([]ProjectUtilisation, error) {
-	var rows []struct {
-		ProjectID                            string
-		Planned, Reserved, Committed, Actual money.Amount
-	}
-	err := s.liveBudgets(ctx).
+	return db.CollectRows(s.liveBudgets(ctx).
 		Select("project_id, SUM(planned_total) AS planned, SUM(reserved_total) AS reserved, SUM(committed_total) AS committed, SUM(actual_total) AS actual").
 		Where("project_id IS NOT NULL AND status IN ?", []string{StatusApproved, StatusClosed}).
-		Group("project_id").Order("project_id").Scan(&rows).Error
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ProjectUtilisation, len(rows))
-	for i, r := range rows {
-		out[i] = ProjectUtilisation{ProjectID: r.ProjectID, Planned: r.Planned, Reserved: r.Reserved, Committed: r.Committed, Actual: r.Actual}
-	}
-	return out, nil
+		Group("project_id").Order("project_id"), 0, func(u *ProjectUtilisation) []any {
+		return []any{&u.ProjectID, &u.Planned, &u.Reserved, &u.Committed, &u.Actual}
+	})
 }
 
 // codeUsed reports whether any budget, live or deleted, has code (seeding

@@ -73,9 +73,8 @@ var TerminalPhases = []string{DaPhatHanh, TuChoi}
 // today's whole hours before this one, and the rows of this hour whose
 // deadline passed (a short range of the (phase, sla_deadline, …) index).
 func (s *Service) PhaseTotals(ctx context.Context, now time.Time) ([]PhaseTotal, error) {
-	var rows []PhaseTotal
-	err := s.store.conn(ctx).Raw(`SELECT bucket AS phase, CAST(SUM(n) AS BIGINT) AS count, SUM(value) AS value FROM contract_totals
-		WHERE dim = 'phase' GROUP BY bucket HAVING SUM(n) > 0`).Scan(&rows).Error
+	rows, err := db.CollectRows(s.store.conn(ctx).Raw(`SELECT bucket AS phase, CAST(SUM(n) AS BIGINT) AS count, SUM(value) AS value FROM contract_totals
+		WHERE dim = 'phase' GROUP BY bucket HAVING SUM(n) > 0`), 0, func(t *PhaseTotal) []any { return []any{&t.Phase, &t.Count, &t.Value} })
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +95,13 @@ func (s *Service) PhaseTotals(ctx context.Context, now time.Time) ([]PhaseTotal,
 		args = append(args, p+" ", p+" "+day.Format(dayBucket), p+" "+day.Format(hourBucket), p+" "+hour.Format(hourBucket),
 			dbTime(hour), dbTime(now))
 	}
-	var overdue []struct {
+	type phaseCount struct {
 		Phase string
 		N     int64
 	}
-	if err := s.store.conn(ctx).Raw(strings.Join(parts, " UNION ALL "), args...).Scan(&overdue).Error; err != nil {
+	overdue, err := db.CollectRows(s.store.conn(ctx).Raw(strings.Join(parts, " UNION ALL "), args...), 0,
+		func(o *phaseCount) []any { return []any{&o.Phase, &o.N} })
+	if err != nil {
 		return nil, err
 	}
 	for _, o := range overdue {
@@ -137,9 +138,7 @@ func (s *Service) Top(ctx context.Context, by string, n int) ([]GroupTotal, erro
 	if s.DB.Dialect() == db.SQLite {
 		q = `SELECT bucket AS id, n AS count, value FROM contract_totals WHERE dim = ? AND n > 0 ORDER BY value DESC, id LIMIT ?`
 	}
-	var rows []GroupTotal
-	err := s.store.conn(ctx).Raw(q, by, n).Scan(&rows).Error
-	return rows, err
+	return db.CollectRows(s.store.conn(ctx).Raw(q, by, n), n, func(t *GroupTotal) []any { return []any{&t.ID, &t.Count, &t.Value} })
 }
 
 // CreatedIn counts and sums the live contracts created in each period
@@ -216,12 +215,14 @@ func (s *Service) bucketTotals(ctx context.Context, m measure, bounds []time.Tim
 	if len(parts) == 0 {
 		return out, nil
 	}
-	var rows []struct {
+	type periodRow struct {
 		Period int
 		N      int64
 		Value  money.Amount
 	}
-	if err := s.store.conn(ctx).Raw(strings.Join(parts, " UNION ALL "), args...).Scan(&rows).Error; err != nil {
+	rows, err := db.CollectRows(s.store.conn(ctx).Raw(strings.Join(parts, " UNION ALL "), args...), 0,
+		func(r *periodRow) []any { return []any{&r.Period, &r.N, &r.Value} })
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
