@@ -33,9 +33,10 @@ func Collect[T any](rows *sql.Rows, err error, size int, fields func(*T) []any) 
 	return out, rows.Err()
 }
 
-// CollectRows is Collect of the rows of q, a GORM chain: its Scan reflects
-// over T for every row and formats the statement with its values for the
-// logger whether or not anything is logged (a sixth of the dashboard's CPU).
+// CollectRows is Collect of the rows of q, a GORM chain, in place of its
+// Scan or Find: those reflect over T for every row, and Scan also formats
+// the statement with its values for the logger whether or not anything is
+// logged (a sixth of the dashboard's CPU).
 func CollectRows[T any](q *gorm.DB, size int, fields func(*T) []any) ([]T, error) {
 	rows, err := q.Rows()
 	return Collect(rows, err, size, fields)

@@ -396,14 +396,21 @@ func PageCounted[T any](q *gorm.DB, req paging.Request, count func() (int64, err
 	if err := Page(q.Session(&gorm.Session{}), req).Find(&rows).Error; err != nil {
 		return nil, 0, err
 	}
-	total := int64(req.Offset() + len(rows))
-	if len(rows) == req.PageSize || (len(rows) == 0 && req.Offset() > 0) {
-		var err error
-		if total, err = count(); err != nil {
-			return nil, 0, err
-		}
+	total, err := Total(req, len(rows), count)
+	if err != nil {
+		return nil, 0, err
 	}
 	return rows, total, nil
+}
+
+// Total is how many rows a list has whose page req held n of them: a page
+// shorter than the page size after offset o means o+n rows in all, else
+// count says.
+func Total(req paging.Request, n int, count func() (int64, error)) (int64, error) {
+	if n == req.PageSize || (n == 0 && req.Offset() > 0) {
+		return count()
+	}
+	return int64(req.Offset() + n), nil
 }
 
 // Contains returns a LIKE pattern matching text anywhere, with LIKE's own

@@ -305,8 +305,7 @@ func (s *Service) Export(ctx context.Context, f ExportFilter, fn func([]ExportRo
 // scan into structs took a third of the database side of an export. The
 // connection is released before fn sees the rows.
 func scanExportPage(q *gorm.DB) ([]ExportRow, error) {
-	rows, err := q.Rows()
-	return db.Collect(rows, err, exportPage, func(r *ExportRow) []any {
+	return db.CollectRows(q, exportPage, func(r *ExportRow) []any {
 		return []any{&r.ID, &r.Title, &r.ContractType, &r.Phase, &r.MaHopDong, &r.SupplierID, &r.ProjectID,
 			&r.Value, &r.SLADeadline, &r.DrafterID, &r.CreatedAt}
 	})

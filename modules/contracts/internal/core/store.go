@@ -102,8 +102,7 @@ func (s *store) keyedSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 // then counted by itself.
 func (s *store) pageAndTotal(ctx context.Context, q *gorm.DB, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
 	var total int64
-	rows, err := q.Rows()
-	out, err := db.Collect(rows, err, req.PageSize, func(c *Contract) []any { return append(summaryFields(c), &total) })
+	out, err := db.CollectRows(q, req.PageSize, func(c *Contract) []any { return append(summaryFields(c), &total) })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -123,11 +122,9 @@ func pageOfSummaries(q *gorm.DB, req paging.Request, count func() (int64, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	total := int64(req.Offset() + len(rows))
-	if len(rows) == req.PageSize || (len(rows) == 0 && req.Offset() > 0) {
-		if total, err = count(); err != nil {
-			return nil, 0, err
-		}
+	total, err := db.Total(req, len(rows), count)
+	if err != nil {
+		return nil, 0, err
 	}
 	return rows, total, nil
 }
@@ -297,8 +294,7 @@ const summaryColumns = `contracts.id, contracts.title, contracts.contract_type, 
 // them expected), with plain Scan calls: GORM's reflective scan of whole
 // contracts was a third of an inbox's time.
 func scanSummaries(q *gorm.DB, size int) ([]Contract, error) {
-	rows, err := q.Rows()
-	return db.Collect(rows, err, size, summaryFields)
+	return db.CollectRows(q, size, summaryFields)
 }
 
 // summaryFields are the destinations of summaryColumns in c.

@@ -231,8 +231,8 @@ func InboxPage[T any](ctx context.Context, sc Scope, q *gorm.DB, columns string,
 	}
 	cond, args := sc.Inbox()
 	var total int64
-	rows, err := db.Page(q.Select(columns+", ("+count+") AS inbox_total", countArgs...).Where(cond, args...), req).Rows()
-	out, err := db.Collect(rows, err, req.PageSize, func(t *T) []any { return append(fields(t), &total) })
+	out, err := db.CollectRows(db.Page(q.Select(columns+", ("+count+") AS inbox_total", countArgs...).Where(cond, args...), req),
+		req.PageSize, func(t *T) []any { return append(fields(t), &total) })
 	if err != nil {
 		return nil, 0, err
 	}
