@@ -338,27 +338,31 @@ func checkBudgets(ctx context.Context, d *database, pd *procData) {
 	}
 }
 
-// procTargets are the figures of issues 15 and 16.
+// procTargets are the figures of issues 15 and 16. Issue 15 asks of the
+// evaluation scenarios the ratios of the contract ones, so they are judged
+// by the same targets as the contract transition and inbox.
 func (r *report) procTargets() []target {
 	var ts []target
-	if h, ok := r.find("evaluation transition"); ok {
-		raw := r.Raw[rawEvalTx]
-		ts = append(ts, target{"evaluation transition ≥ 50 % of the raw evaluation transaction rate (issue 15)",
-			fmt.Sprintf("%s req/s vs %s tx/s = %s%s", rate(h.rate()), rate(raw.rate()), pct(h.Ratio), cpuRatio(h, raw)), verdict(h.Ratio >= 0.5 && h.Errors == 0)})
+	if _, ok := r.find("evaluation transition"); ok {
+		ts = append(ts, r.transitionTarget("evaluation transition", "the raw evaluation transaction", r.Raw[rawEvalTx]))
 	}
-	if h, ok := r.find("evaluation inbox page 1"); ok {
-		ts = append(ts, target{"evaluation inbox page 1: p99 < 5 ms and ≥ 3 000 req/s (issue 15)",
-			fmt.Sprintf("p99 %s, %s req/s", ms(h.pct(.99)), rate(h.rate())), verdict(h.pct(.99) < 5*time.Millisecond && h.rate() >= 3000 && h.Errors == 0)})
+	if _, ok := r.find("evaluation inbox page 1"); ok {
+		ts = append(ts, r.inboxTarget("evaluation inbox page 1"))
 	}
 	with, ok1 := r.find(budgetLine)
 	without, ok2 := r.find(budgetPlain)
-	if ok1 && ok2 {
-		extra, pd := with.cpuPerOp()-without.cpuPerOp(), r.Data.Proc
-		ts = append(ts, target{"budget check ≤ 0.1 ms of server CPU per move into DangTrinhKy (issue 16)",
-			fmt.Sprintf("%s with a line − %s without = %s (%s moves each in %d alternating rounds; the rounds' differences %s to %s)",
-				ms(with.cpuPerOp()), ms(without.cpuPerOp()), signedMS(extra), thousands(pd.BudgetMoves), pd.BudgetRounds,
-				signedMS(slices.Min(pd.BudgetRoundDiffs)), signedMS(slices.Max(pd.BudgetRoundDiffs))),
-			verdict(extra <= 100*time.Microsecond && with.Errors == 0 && without.Errors == 0)})
+	if pd := r.Data.Proc; ok1 && ok2 && len(pd.BudgetRoundDiffs) > 0 {
+		// The median of the rounds' differences: both sides move contracts,
+		// and the contracts' search index, which files each move, now and
+		// then merges its segments for a few hundred ms in whichever round
+		// is running (docs/decisions.md, "The budget check's measure").
+		diffs := slices.Sorted(slices.Values(pd.BudgetRoundDiffs))
+		median := (diffs[(len(diffs)-1)/2] + diffs[len(diffs)/2]) / 2
+		ts = append(ts, target{"budget check ≤ 0.1 ms of server CPU per move into DangTrinhKy (issue 16), the median of alternating rounds",
+			fmt.Sprintf("median %s over %d rounds of %s moves each side (the rounds' differences %s to %s; all moves: %s with a line − %s without = %s)",
+				signedMS(median), pd.BudgetRounds, thousands(pd.BudgetMoves/pd.BudgetRounds), signedMS(diffs[0]), signedMS(diffs[len(diffs)-1]),
+				ms(with.cpuPerOp()), ms(without.cpuPerOp()), signedMS(with.cpuPerOp()-without.cpuPerOp())),
+			verdict(median <= 100*time.Microsecond && with.Errors == 0 && without.Errors == 0)})
 	}
 	if pd := r.Data.Proc; pd != nil && pd.BudgetCheckMeasured {
 		ts = append(ts, target{"concurrent reservations on one line never oversell (issue 16)", pd.BudgetCheck, verdict(pd.BudgetCheckOK)})
