@@ -896,3 +896,41 @@ func TestExclusive(t *testing.T) {
 		require.True(t, ran, "the lock was not released after fn failed")
 	})
 }
+
+// The service's Postgres sessions run without parallel workers and JIT
+// unless the DSN sets them, and AnalyzeAfterLoad leaves every table of the
+// schema vacuumed and analysed (reltuples is -1 until a table is analysed);
+// on SQLite it does nothing.
+func TestPostgresSessionsAndAnalyzeAfterLoad(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, insertItem(ctx, d, "a"))
+		require.NoError(t, d.AnalyzeAfterLoad(ctx))
+		if driver != "postgres" {
+			return
+		}
+		var jit, workers string
+		require.NoError(t, d.Conn(ctx).Raw(`SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather')`).Row().Scan(&jit, &workers))
+		assert.Equal(t, []string{"off", "0"}, []string{jit, workers})
+		var unanalysed int
+		require.NoError(t, d.Conn(ctx).Raw(`SELECT COUNT(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.reltuples < 0`).Row().Scan(&unanalysed))
+		assert.Zero(t, unanalysed)
+
+		dsn := testkit.FreshSchema(t)
+		switch {
+		case !strings.Contains(dsn, "://"):
+			dsn += " jit=on"
+		case strings.Contains(dsn, "?"):
+			dsn += "&jit=on"
+		default:
+			dsn += "?jit=on"
+		}
+		own, err := db.Open(db.Config{Driver: driver, DSN: dsn, MaxOpenConns: 1})
+		require.NoError(t, err)
+		defer own.Close()
+		require.NoError(t, own.Conn(ctx).Raw(`SELECT current_setting('jit')`).Row().Scan(&jit))
+		assert.Equal(t, "on", jit, "a DSN's setting wins")
+	})
+}

@@ -134,7 +134,10 @@ func (k *Kernel) SeedDemo(ctx context.Context, size DemoSize) (*DemoSet, error) 
 		}
 		return nil
 	})
-	return set, err
+	if err != nil {
+		return set, err
+	}
+	return set, k.app.DB.AnalyzeAfterLoad(ctx)
 }
 
 // demoEpoch is the time in the demo ids: ids are UUIDv7 in the order the
