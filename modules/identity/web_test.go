@@ -1,11 +1,15 @@
 package identity_test
 
 import (
+	"bufio"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/gofiber/fiber/v2"
@@ -388,4 +392,29 @@ func TestWebSignInLockoutAndRateLimit(t *testing.T) {
 			t.Fatalf("eighth sign-in in a minute: %d %s", r.Status, webtest.Text(r.Body))
 		}
 	})
+}
+
+// A connection that never sends a request (an HTTP client's spare, a
+// browser's speculative connection) is answered 408 when the read timeout
+// ends, never 400 validation_failed: it has no path, so the page error
+// handler renders the answer, and net/http's transport closes an idle
+// connection quietly on a 408 but logs any other status as "Unsolicited
+// response received on idle HTTP channel" (cfbench saw it).
+func TestWebSilentConnectionTimesOutWith408(t *testing.T) {
+	_, base := startWeb(t, "sqlite", testkit.WithConfig("http.readTimeout", "200ms"))
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer on the silent connection: %v", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusRequestTimeout {
+		body, _ := io.ReadAll(res.Body)
+		t.Fatalf("silent connection answered %d, want 408: %s", res.StatusCode, webtest.Text(string(body)))
+	}
 }

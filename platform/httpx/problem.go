@@ -51,9 +51,9 @@ func statusOf(k apperr.Kind) int {
 // themselves (platform/web).
 func Status(k apperr.Kind) int { return statusOf(k) }
 
-// fromFiber turns the framework's own errors (unknown route, body over the
+// FromFiber turns the framework's own errors (unknown route, body over the
 // server limit, …) into application errors.
-func fromFiber(fe *fiber.Error) *apperr.Error {
+func FromFiber(fe *fiber.Error) *apperr.Error {
 	switch fe.Code {
 	case http.StatusNotFound:
 		return apperr.New(apperr.KindNotFound, "not_found", "No resource matches this path.")
@@ -86,7 +86,7 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 		switch {
 		case errors.As(err, &ae):
 		case errors.As(err, &fe):
-			ae = fromFiber(fe)
+			ae = FromFiber(fe)
 		default:
 			ae = apperr.Internal(err)
 		}

@@ -298,12 +298,13 @@ func (s *Server) errorPage(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
 	switch {
 	case errors.As(err, &ae):
-	case errors.As(err, &fe) && fe.Code == fiber.StatusNotFound:
+	case errors.As(err, &fe) && (fe.Code == fiber.StatusNotFound || fe.Code == fiber.StatusMethodNotAllowed):
 		ae = apperr.New(apperr.KindNotFound, "page_not_found", "")
-	case errors.As(err, &fe) && fe.Code == fiber.StatusMethodNotAllowed:
-		ae = apperr.New(apperr.KindNotFound, "page_not_found", "")
-	case errors.As(err, &fe) && fe.Code < 500:
-		ae = apperr.New(apperr.KindValidation, "validation_failed", fe.Message)
+	case errors.As(err, &fe):
+		// The API's mapping: a connection that sent no request before the
+		// read timeout gets 408, which net/http's client closes quietly
+		// (any other status on an idle connection it logs as unsolicited).
+		ae = httpx.FromFiber(fe)
 	default:
 		ae = apperr.Internal(err)
 	}
