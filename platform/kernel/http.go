@@ -199,7 +199,7 @@ func (k *Kernel) buildHTTP() error {
 			}
 			// The text rule of query strings (DESIGN §1), after the guard.
 			chain = append(chain, httpx.CheckQuery, r.Handler)
-			f.Add(r.Method, r.Path, chain...)
+			addRoute(f, r.Method, r.Path, chain)
 			k.routes = append(k.routes, routeEntry{Module: m.Info().Name, Route: r})
 		}
 	}
@@ -210,6 +210,16 @@ func (k *Kernel) buildHTTP() error {
 	}
 	k.http = f
 	return nil
+}
+
+// addRoute mounts chain on method and path, and a GET on HEAD too, as
+// fiber.App.Get does (RFC 9110 asks every GET resource to answer HEAD;
+// fasthttp leaves the body out).
+func addRoute(f *fiber.App, method, path string, chain []fiber.Handler) {
+	if method == fiber.MethodGet {
+		f.Add(fiber.MethodHead, path, chain...)
+	}
+	f.Add(method, path, chain...)
 }
 
 // webServer collects the pages of the enabled modules; nil when no module
@@ -255,7 +265,7 @@ func (k *Kernel) mountPages(f *fiber.App, s *web.Server, limiter *ratelimit.Limi
 		}
 		chain = append(chain, s.Handlers(p)...)
 		chain = append(chain, httpx.CheckQuery, p.Handler)
-		f.Add(p.Method, p.Path, chain...)
+		addRoute(f, p.Method, p.Path, chain)
 		k.pages = append(k.pages, p)
 	}
 	s.MountHome(f)

@@ -61,6 +61,12 @@ func TestProblemResponses(t *testing.T) {
 			Status: 404, Code: "not_found"},
 		{Name: "unknown route", Request: testkit.Request{Method: "GET", Path: "/api/nothing-here"},
 			Status: 404, Code: "not_found"},
+		{Name: "HEAD answers as GET, without the body", Request: testkit.Request{Method: "HEAD", Path: "/api/widgets"}, Status: 200,
+			Check: func(t *testing.T, r *testkit.Response) {
+				if len(r.Body) != 0 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+					t.Errorf("HEAD: body %q, Content-Type %q", r.Body, r.Header.Get("Content-Type"))
+				}
+			}},
 		{Name: "panic is a plain 500", Request: testkit.Request{Method: "GET", Path: "/api/widgets/boom"},
 			Status: 500, Code: "internal", Check: noInternals},
 		{Name: "unexpected error is a plain 500", Request: testkit.Request{Method: "GET", Path: "/api/widgets/fail"},
