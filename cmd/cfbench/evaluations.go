@@ -355,7 +355,7 @@ func (r *report) procTargets() []target {
 		// The median of the rounds' differences: both sides move contracts,
 		// and the contracts' search index, which files each move, now and
 		// then merges its segments for a few hundred ms in whichever round
-		// is running (docs/decisions.md, "The budget check's measure").
+		// is running (docs/decisions.md, "The benchmark's own measure").
 		diffs := slices.Sorted(slices.Values(pd.BudgetRoundDiffs))
 		median := (diffs[(len(diffs)-1)/2] + diffs[len(diffs)/2]) / 2
 		ts = append(ts, target{"budget check ≤ 0.1 ms of server CPU per move into DangTrinhKy (issue 16), the median of alternating rounds",
