@@ -216,13 +216,12 @@ func sizePool(g *gorm.DB, n int, life poolLifetimes) error {
 func (db *DB) Dialect() Dialect { return db.dialect }
 
 // AnalyzeAfterLoad readies the database after a bulk load: on Postgres,
-// VACUUM (ANALYZE) of every table of the current schema, which autovacuum
-// would do within minutes (sooner than anyone uses a fresh data set, and
-// not at all where it is off): the load's counter updates leave dead row
-// versions behind (183 000 in contract_totals after 100 000 contracts) and
-// the planner has no statistics. SQLite has nothing to vacuum, and the
-// service plans its statements there without statistics on purpose
-// (docs/decisions.md).
+// VACUUM (ANALYZE) of every table of the current schema, now rather than
+// whenever autovacuum gets to it (never, where it is off). The load's
+// counter updates leave dead row versions behind (183 000 in
+// contract_totals after 100 000 contracts) and the planner has no
+// statistics. SQLite has nothing to vacuum, and the service plans its
+// statements there without statistics on purpose (docs/decisions.md).
 func (db *DB) AnalyzeAfterLoad(ctx context.Context) error {
 	if db.dialect != Postgres {
 		return nil

@@ -918,16 +918,7 @@ func TestPostgresSessionsAndAnalyzeAfterLoad(t *testing.T) {
 			WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.reltuples < 0`).Row().Scan(&unanalysed))
 		assert.Zero(t, unanalysed)
 
-		dsn := testkit.FreshSchema(t)
-		switch {
-		case !strings.Contains(dsn, "://"):
-			dsn += " jit=on"
-		case strings.Contains(dsn, "?"):
-			dsn += "&jit=on"
-		default:
-			dsn += "?jit=on"
-		}
-		own, err := db.Open(db.Config{Driver: driver, DSN: dsn, MaxOpenConns: 1})
+		own, err := db.Open(db.Config{Driver: driver, DSN: testkit.WithSetting(testkit.FreshSchema(t), "jit", "on"), MaxOpenConns: 1})
 		require.NoError(t, err)
 		defer own.Close()
 		require.NoError(t, own.Conn(ctx).Raw(`SELECT current_setting('jit')`).Row().Scan(&jit))

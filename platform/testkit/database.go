@@ -92,15 +92,19 @@ func FreshSchema(t testing.TB) string {
 }
 
 // WithSearchPath adds search_path to a URL or key=value Postgres DSN.
-func WithSearchPath(dsn, schema string) string {
+func WithSearchPath(dsn, schema string) string { return WithSetting(dsn, "search_path", schema) }
+
+// WithSetting adds a session setting (key=value) to a URL or key=value
+// Postgres DSN.
+func WithSetting(dsn, key, value string) string {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		u, err := url.Parse(dsn)
 		if err == nil {
 			q := u.Query()
-			q.Set("search_path", schema)
+			q.Set(key, value)
 			u.RawQuery = q.Encode()
 			return u.String()
 		}
 	}
-	return dsn + " search_path=" + schema
+	return dsn + " " + key + "=" + value
 }
