@@ -265,6 +265,7 @@ type txKey struct{}
 
 type txState struct {
 	tx          *gorm.DB
+	pg          *pgTx // the Postgres transaction under tx; nil on SQLite
 	afterCommit []func()
 }
 
@@ -289,6 +290,73 @@ func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 	return db.reads.QueryContext(ctx, query, args...)
 }
 
+// Rows is what a Read's Scan reads: database/sql's rows, or pgx's.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Read is one statement of Batch and what to do with its rows.
+type Read struct {
+	SQL  string // $1…$n placeholders
+	Args []any
+	Scan func(Rows) error // reads the rows (closing them is Batch's)
+}
+
+// Batch runs reads that do not depend on each other, in order, in the
+// transaction riding in ctx or else as Query does. On Postgres they go out
+// in one round trip (with the transaction's BEGIN when they are its first
+// statements); each still sees what committed before it started, so a read
+// after a locking read sees every write the lock waited for. On SQLite
+// they run one after the other.
+func (db *DB) Batch(ctx context.Context, reads ...Read) error {
+	st, _ := ctx.Value(txKey{}).(*txState)
+	switch {
+	case st != nil && st.pg != nil:
+		return st.pg.reads(ctx, reads)
+	case st == nil && db.dialect == Postgres:
+		conn, err := db.reads.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		return (&pgTx{conn: conn, begun: true}).reads(ctx, reads)
+	}
+	for _, r := range reads {
+		if err := db.read(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (db *DB) read(ctx context.Context, r Read) error {
+	rows, err := db.Query(ctx, r.SQL, r.Args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if err := r.Scan(rows); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// ExecAtCommit runs a write whose result the caller does not need (a
+// notification's rows) with the commit of the transaction in ctx: on
+// Postgres in COMMIT's round trip, so a failure fails the commit and
+// rolls the whole transaction back; on SQLite, and outside a transaction,
+// at once. Reads later in the transaction do not see it on Postgres.
+func (db *DB) ExecAtCommit(ctx context.Context, query string, args ...any) error {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil && st.pg != nil {
+		st.pg.execLater(query, args)
+		return nil
+	}
+	_, err := db.Conn(ctx).Statement.ConnPool.ExecContext(ctx, query, args...)
+	return err
+}
+
 // InTx runs fn in a transaction that travels in the ctx given to fn. When ctx
 // already carries one, fn joins it. Functions registered with AfterCommit run
 // once the outermost transaction has committed. On SQLite fn may share its
@@ -302,18 +370,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context) error) erro
 	if db.group != nil {
 		return db.group.do(ctx, fn)
 	}
-	st := &txState{}
-	err := db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		st.tx = tx
-		return fn(context.WithValue(ctx, txKey{}, st))
-	})
-	if err != nil {
-		return err
-	}
-	for _, f := range st.afterCommit {
-		f()
-	}
-	return nil
+	return db.inPostgresTx(ctx, fn)
 }
 
 // InTransaction reports whether ctx carries a transaction.

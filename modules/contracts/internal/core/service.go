@@ -199,21 +199,32 @@ func dedupe(ids []string) []string {
 
 // Get returns the detail of a contract the caller may see.
 func (s *Service) Get(ctx context.Context, p authn.Principal, id string) (Detail, error) {
-	c, def, err := s.visible(ctx, p, id)
-	if err != nil {
-		return Detail{}, err
-	}
-	return s.detail(ctx, p, c, def)
-}
-
-// detail reads what the detail shows besides the contract row, its
-// approvals, comments and attachments, in one query and shapes it.
-func (s *Service) detail(ctx context.Context, p authn.Principal, c *Contract, def *workflowdesigner.Definition) (Detail, error) {
-	th, err := s.store.thread(ctx, c.ID)
+	c, th, def, err := s.visibleWithThread(ctx, p, id)
 	if err != nil {
 		return Detail{}, err
 	}
 	return s.present(ctx, p, c, def, th)
+}
+
+// visibleWithThread is visible with the contract's thread, read in the
+// same round trip on Postgres (before the visibility rule, which needs the
+// row; it is not shown unless the rule lets the caller see it).
+func (s *Service) visibleWithThread(ctx context.Context, p authn.Principal, id string) (*Contract, thread, *workflowdesigner.Definition, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, thread{}, nil, notFound()
+	}
+	c, th, err := s.store.withThread(ctx, id)
+	if err != nil {
+		return nil, thread{}, nil, err
+	}
+	if c == nil {
+		return nil, thread{}, nil, notFound()
+	}
+	def, err := s.Workflows.CanSee(ctx, p, documentOf(c))
+	if err != nil {
+		return nil, thread{}, nil, err
+	}
+	return c, th, def, nil
 }
 
 // present is the detail of c with its thread, resolving the names of

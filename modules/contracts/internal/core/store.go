@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -303,7 +302,7 @@ func summaryFields(c *Contract) []any {
 		&c.BypassProcurementAndCCM, &c.SLADeadline, &c.SupplierID, &c.ProjectID, &c.DrafterID, &c.CreatedAt, &c.Version}
 }
 
-// contractColumns are the columns get reads, in the order of scanContract:
+// contractColumns are the columns readContract reads, in its order:
 // every column but search_text and the deletion stamp (a live contract has
 // none).
 const contractColumns = `id, title, contract_type, template_id, supplier_id, project_id, department_id, value, currency,
@@ -311,32 +310,48 @@ const contractColumns = `id, title, contract_type, template_id, supplier_id, pro
 	workflow_definition_id, history_hash, purchase_evaluation_id, budget_line_id, description, start_date, end_date,
 	version, created_at, created_by, updated_at, updated_by`
 
-func scanContract(rows *sql.Rows, c *Contract) error {
-	return rows.Scan(&c.ID, &c.Title, &c.ContractType, &c.TemplateID, &c.SupplierID, &c.ProjectID, &c.DepartmentID,
-		&c.Value, &c.Currency, &c.BypassProcurementAndCCM, &c.Phase, &c.SLADeadline, &c.SLAWarningSent, &c.MaHopDong,
-		&c.DraftData, &c.DrafterID, &c.WorkflowDefinitionID, &c.HistoryHash, &c.PurchaseEvaluationID, &c.BudgetLineID,
-		&c.Description, &c.StartDate, &c.EndDate, &c.Version, &c.CreatedAt, &c.CreatedBy, &c.UpdatedAt, &c.UpdatedBy)
+// readContract reads the live contract id into *out, left nil when there
+// is none, with a written-out query and plain Scan calls: GORM's reflective
+// scan of 31 columns was most of its cost.
+func readContract(id string, out **Contract) db.Read {
+	return db.Read{SQL: `SELECT ` + contractColumns + ` FROM contracts WHERE id = $1 AND deleted_at IS NULL`, Args: []any{id},
+		Scan: func(rows db.Rows) error {
+			if !rows.Next() {
+				return rows.Err()
+			}
+			var c Contract
+			if err := rows.Scan(&c.ID, &c.Title, &c.ContractType, &c.TemplateID, &c.SupplierID, &c.ProjectID, &c.DepartmentID,
+				&c.Value, &c.Currency, &c.BypassProcurementAndCCM, &c.Phase, &c.SLADeadline, &c.SLAWarningSent, &c.MaHopDong,
+				&c.DraftData, &c.DrafterID, &c.WorkflowDefinitionID, &c.HistoryHash, &c.PurchaseEvaluationID, &c.BudgetLineID,
+				&c.Description, &c.StartDate, &c.EndDate, &c.Version, &c.CreatedAt, &c.CreatedBy, &c.UpdatedAt, &c.UpdatedBy); err != nil {
+				return err
+			}
+			*out = &c
+			return nil
+		}}
 }
 
-// get reads one live contract with a written-out query and plain Scan
-// calls: GORM's reflective scan of 31 columns was most of its cost.
+// get reads one live contract (gorm.ErrRecordNotFound when there is none).
 func (s *store) get(ctx context.Context, id string) (*Contract, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+contractColumns+` FROM contracts WHERE id = $1 AND deleted_at IS NULL`, id)
-	if err != nil {
+	var c *Contract
+	if err := s.db.Batch(ctx, readContract(id, &c)); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	if c == nil {
 		return nil, gorm.ErrRecordNotFound
 	}
-	var c Contract
-	if err := scanContract(rows, &c); err != nil {
-		return nil, err
-	}
-	return &c, rows.Close()
+	return c, nil
+}
+
+// withThread reads the live contract id (nil when it is not there) and its
+// thread, in one round trip on Postgres (db.Batch).
+func (s *store) withThread(ctx context.Context, id string) (*Contract, thread, error) {
+	var (
+		c  *Contract
+		th thread
+	)
+	err := s.db.Batch(ctx, readContract(id, &c), threadRead(id, &th))
+	return c, th, err
 }
 
 // create inserts a new contract with one statement written out, below
@@ -392,36 +407,40 @@ const threadQuery = `SELECT 0 AS k, id, approved_at AS ts, approver_user_id AS w
 	ORDER BY ts, id`
 
 func (s *store) thread(ctx context.Context, id string) (thread, error) {
-	t := thread{approvals: []workflowdesigner.HistoryEntry{}}
-	rows, err := s.db.Query(ctx, threadQuery, id)
-	if err != nil {
-		return t, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			kind       int
-			rowID      string
-			at         time.Time
-			who        *string
-			a, b, c, d string
-			size       int64
-		)
-		if err := rows.Scan(&kind, &rowID, &at, &who, &a, &b, &c, &d, &size); err != nil {
-			return t, err
+	var th thread
+	err := s.db.Batch(ctx, threadRead(id, &th))
+	return th, err
+}
+
+// threadRead reads contract id's thread into *t.
+func threadRead(id string, t *thread) db.Read {
+	return db.Read{SQL: threadQuery, Args: []any{id}, Scan: func(rows db.Rows) error {
+		*t = thread{approvals: []workflowdesigner.HistoryEntry{}}
+		for rows.Next() {
+			var (
+				kind       int
+				rowID      string
+				at         time.Time
+				who        *string
+				a, b, c, d string
+				size       int64
+			)
+			if err := rows.Scan(&kind, &rowID, &at, &who, &a, &b, &c, &d, &size); err != nil {
+				return err
+			}
+			switch kind {
+			case 0:
+				t.approvals = append(t.approvals, workflowdesigner.HistoryEntry{ID: rowID, FromPhase: a, ToPhase: b, Decision: c,
+					Comment: d, ApproverUserID: who, ApprovedAt: at.UTC()})
+			case 1:
+				t.comments = append(t.comments, Comment{ID: rowID, ContractID: id, Phase: a, Content: b, AuthorID: deref(who), CreatedAt: at})
+			default:
+				t.attachments = append(t.attachments, Attachment{ID: rowID, ContractID: id, FileName: a, Purpose: b, ContentType: c,
+					UnfilledPlaceholders: d, Size: size, UploadedBy: deref(who), CreatedAt: at})
+			}
 		}
-		switch kind {
-		case 0:
-			t.approvals = append(t.approvals, workflowdesigner.HistoryEntry{ID: rowID, FromPhase: a, ToPhase: b, Decision: c,
-				Comment: d, ApproverUserID: who, ApprovedAt: at.UTC()})
-		case 1:
-			t.comments = append(t.comments, Comment{ID: rowID, ContractID: id, Phase: a, Content: b, AuthorID: deref(who), CreatedAt: at})
-		default:
-			t.attachments = append(t.attachments, Attachment{ID: rowID, ContractID: id, FileName: a, Purpose: b, ContentType: c,
-				UnfilledPlaceholders: d, Size: size, UploadedBy: deref(who), CreatedAt: at})
-		}
-	}
-	return t, rows.Err()
+		return rows.Err()
+	}}
 }
 
 func deref(s *string) string {

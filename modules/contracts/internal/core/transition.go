@@ -59,11 +59,12 @@ func transitioned(m *workflowdesigner.Moved) events.Event {
 // Transition moves a contract for a user through the workflow runtime and
 // answers the detail from what the move wrote.
 func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, in TransitionRequest) (Detail, error) {
-	// The contract is read, moved and its thread read in one transaction. On
-	// SQLite all three run on the writer, whose page cache then holds the
-	// row the move updates and the thread's pages the move just wrote, where
-	// a reader's cache starts cold after every commit; on Postgres the row
-	// lock keeps the thread as the move left it.
+	// The contract and its thread are read (in the transaction's first
+	// round trip on Postgres) and the contract moved in one transaction. On
+	// SQLite both run on the writer, whose page cache then holds the row the
+	// move updates, where a reader's cache starts cold after every commit.
+	// The thread answered is the one read plus the move's approval: the
+	// compare-and-set fails if another move came between.
 	var (
 		c   *Contract
 		def *workflowdesigner.Definition
@@ -72,18 +73,16 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 	)
 	err := s.DB.InTx(ctx, func(ctx context.Context) error {
 		var err error
-		if c, def, err = s.visible(ctx, p, id); err != nil {
+		if c, th, def, err = s.visibleWithThread(ctx, p, id); err != nil {
 			return err
 		}
-		if m, err = workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(c), &p, in); err != nil {
-			return err
-		}
-		th, err = s.store.thread(ctx, c.ID)
+		m, err = workflowdesigner.MoveFor(ctx, s.Workflows, KindName, documentOf(c), &p, in)
 		return err
 	})
 	if err != nil {
 		return Detail{}, err
 	}
+	th.approvals = append(th.approvals, m.Entry())
 	c.Phase, c.SLADeadline, c.SLAWarningSent, c.HistoryHash = m.To, m.Deadline, false, m.Hash
 	c.Version++
 	c.UpdatedAt, c.UpdatedBy = m.At, m.ActorID

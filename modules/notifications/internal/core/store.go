@@ -157,16 +157,16 @@ func (s *store) members(ctx context.Context, id string) ([]string, error) {
 }
 
 // insert stores one message for the members of audience (its id, "" for
-// none) but except, and for users: on Postgres one statement (a round trip
-// less inside the publisher's transaction), on SQLite one for the message
-// and one for the users' recipient rows when there are any.
+// none) but except, and for users: on Postgres one statement, which nobody
+// reads before the publisher's transaction commits, so it goes out with
+// COMMIT (db.ExecAtCommit: no round trip of its own); on SQLite one for the
+// message and one for the users' recipient rows when there are any.
 func (s *store) insert(ctx context.Context, m Message, users []string) error {
 	const message = `INSERT INTO notification_messages (id, kind, title, body, entity_type, entity_id, audience_id, except_user_id, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 	args := []any{m.ID, m.Kind, m.Title, m.Body, m.EntityType, m.EntityID, nullable(m.AudienceID), nullable(m.ExceptUserID), m.CreatedAt}
 	if len(users) == 0 {
-		_, err := s.exec(ctx, message, args...)
-		return err
+		return s.db.ExecAtCommit(ctx, message, args...)
 	}
 	list, err := json.Marshal(users)
 	if err != nil {
@@ -177,8 +177,7 @@ func (s *store) insert(ctx context.Context, m Message, users []string) error {
 			` FROM ` + s.jsonElements(users)
 	}
 	if s.db.Dialect() == db.Postgres {
-		_, err = s.exec(ctx, `WITH message AS (`+message+`) `+recipients("$9", "$1", "$10"), append(args, string(list))...)
-		return err
+		return s.db.ExecAtCommit(ctx, `WITH message AS (`+message+`) `+recipients("$9", "$1", "$10"), append(args, string(list))...)
 	}
 	if _, err := s.exec(ctx, message, args...); err != nil {
 		return err

@@ -202,26 +202,27 @@ func dedupe(ids []string) []string {
 
 // Get returns the detail of an evaluation the caller may see.
 func (s *Service) Get(ctx context.Context, p authn.Principal, id string) (Detail, error) {
-	e, def, err := s.visible(ctx, p, id)
-	if err != nil {
-		return Detail{}, err
-	}
-	return s.detail(ctx, p, e, def)
+	return s.reload(ctx, p, id, nil)
 }
 
-// reload answers the detail of an evaluation the caller just changed.
+// reload answers the detail of an evaluation for p: the evaluation and its
+// thread in one round trip on Postgres, then the visibility rule, unless
+// def says the caller just changed it.
 func (s *Service) reload(ctx context.Context, p authn.Principal, id string, def *workflowdesigner.Definition) (Detail, error) {
-	e, err := s.load(ctx, id)
+	if _, err := uuid.Parse(id); err != nil {
+		return Detail{}, notFound()
+	}
+	e, t, err := s.store.withThread(ctx, id, "", false)
 	if err != nil {
 		return Detail{}, err
 	}
-	return s.detail(ctx, p, e, def)
-}
-
-func (s *Service) detail(ctx context.Context, p authn.Principal, e *Evaluation, def *workflowdesigner.Definition) (Detail, error) {
-	t, err := s.store.thread(ctx, e.ID)
-	if err != nil {
-		return Detail{}, err
+	if e == nil {
+		return Detail{}, notFound()
+	}
+	if def == nil {
+		if def, err = s.Workflows.CanSee(ctx, p, documentOf(e)); err != nil {
+			return Detail{}, err
+		}
 	}
 	return s.present(ctx, p, e, def, t)
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"gorm.io/gorm"
@@ -85,33 +84,62 @@ const evaluationColumns = `id, ma_phieu, policy, title, project_id, department_i
 	currency, selected_quotation_id, selection_reason, payment_terms, contract_id, approved_at, phase, sla_deadline,
 	sla_warning_sent, workflow_definition_id, history_hash, version, created_at, created_by, updated_at, updated_by`
 
-// scanEvaluation reads the one row of rows (gorm.ErrRecordNotFound when
-// there is none) with plain Scan calls: GORM's reflective scan of 28
-// columns was most of a get's cost.
-func scanEvaluation(rows *sql.Rows) (*Evaluation, error) {
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, err
+// readEvaluation reads the live evaluation id into *out, left nil when
+// there is none (or it is not in phase, unless phase is empty), with plain
+// Scan calls: GORM's reflective scan of 28 columns was most of a get's cost.
+// With lock it holds the row's lock to the end of the transaction in ctx:
+// on Postgres FOR UPDATE, which conflicts with every writer's UPDATE of the
+// row without writing a row version of its own (the UPDATE … SET version =
+// version it replaced did, on every move); on SQLite the transaction is
+// already the one writer's, so a plain read holds.
+func (s *store) readEvaluation(id, phase string, lock bool, out **Evaluation) db.Read {
+	q, args := `SELECT `+evaluationColumns+` FROM purchase_evaluations WHERE id = $1 AND deleted_at IS NULL`, []any{id}
+	if phase != "" {
+		q, args = q+` AND phase = $2`, append(args, phase)
+	}
+	if lock && s.db.Dialect() == db.Postgres {
+		q += ` FOR UPDATE`
+	}
+	return db.Read{SQL: q, Args: args, Scan: func(rows db.Rows) error {
+		if !rows.Next() {
+			return rows.Err()
 		}
-		return nil, gorm.ErrRecordNotFound
-	}
-	var e Evaluation
-	if err := rows.Scan(&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.ProjectID, &e.DepartmentID, &e.Category, &e.Description,
-		&e.EstimatedValue, &e.Currency, &e.SelectedQuotationID, &e.SelectionReason, &e.PaymentTerms, &e.ContractID,
-		&e.ApprovedAt, &e.Phase, &e.SLADeadline, &e.SLAWarningSent, &e.WorkflowDefinitionID, &e.HistoryHash, &e.Version,
-		&e.CreatedAt, &e.CreatedBy, &e.UpdatedAt, &e.UpdatedBy); err != nil {
-		return nil, err
-	}
-	return &e, rows.Close()
+		var e Evaluation
+		if err := rows.Scan(&e.ID, &e.MaPhieu, &e.Policy, &e.Title, &e.ProjectID, &e.DepartmentID, &e.Category, &e.Description,
+			&e.EstimatedValue, &e.Currency, &e.SelectedQuotationID, &e.SelectionReason, &e.PaymentTerms, &e.ContractID,
+			&e.ApprovedAt, &e.Phase, &e.SLADeadline, &e.SLAWarningSent, &e.WorkflowDefinitionID, &e.HistoryHash, &e.Version,
+			&e.CreatedAt, &e.CreatedBy, &e.UpdatedAt, &e.UpdatedBy); err != nil {
+			return err
+		}
+		*out = &e
+		return nil
+	}}
 }
 
+// get reads a live evaluation (gorm.ErrRecordNotFound when there is none).
 func (s *store) get(ctx context.Context, id string) (*Evaluation, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+evaluationColumns+` FROM purchase_evaluations WHERE id = $1 AND deleted_at IS NULL`, id)
-	if err != nil {
+	var e *Evaluation
+	if err := s.db.Batch(ctx, s.readEvaluation(id, "", false, &e)); err != nil {
 		return nil, err
 	}
-	return scanEvaluation(rows)
+	if e == nil {
+		return nil, gorm.ErrRecordNotFound
+	}
+	return e, nil
+}
+
+// withThread reads the live evaluation id (nil when it is not there, or
+// not in phase unless phase is empty) and then its thread, in one round
+// trip on Postgres (db.Batch). With lock the evaluation's row lock is taken
+// first, so the thread's read, which starts after it, sees every quotation
+// and opinion committed before: their writers take the same lock.
+func (s *store) withThread(ctx context.Context, id, phase string, lock bool) (*Evaluation, thread, error) {
+	var (
+		e *Evaluation
+		t thread
+	)
+	err := s.db.Batch(ctx, s.readEvaluation(id, phase, lock, &e), threadRead(id, &t))
+	return e, t, err
 }
 
 func (s *store) insert(ctx context.Context, v any) error { return s.conn(ctx).Create(v).Error }
@@ -148,37 +176,12 @@ func (s *store) update(ctx context.Context, id, phase string, version *int, cols
 }
 
 // lock takes the live row's lock while it is in phase, changing nothing,
-// so that what the caller reads next stays as it is until it commits.
+// so that what the caller reads next stays as it is until it commits; false
+// means it is not there (or no longer in phase).
 func (s *store) lock(ctx context.Context, id, phase string) (bool, error) {
-	e, err := s.locked(ctx, id, phase)
+	var e *Evaluation
+	err := s.db.Batch(ctx, s.readEvaluation(id, phase, true, &e))
 	return e != nil, err
-}
-
-// locked reads the live row under its row lock, while it is in phase
-// unless phase is empty; nil means it is not there (or no longer in phase).
-// On Postgres that is FOR UPDATE, which conflicts with every writer's UPDATE
-// of the row without writing a row version of its own (the UPDATE … SET
-// version = version it replaced did, on every move); on SQLite the
-// transaction is already the one writer's, so a plain read holds. It runs
-// on the transaction in ctx only (below GORM, whose reads outside one go to
-// SQLite's readers).
-func (s *store) locked(ctx context.Context, id, phase string) (*Evaluation, error) {
-	q, args := `SELECT `+evaluationColumns+` FROM purchase_evaluations WHERE id = $1 AND deleted_at IS NULL`, []any{id}
-	if phase != "" {
-		q, args = q+` AND phase = $2`, append(args, phase)
-	}
-	if s.db.Dialect() == db.Postgres {
-		q += ` FOR UPDATE`
-	}
-	rows, err := s.conn(ctx).Statement.ConnPool.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	e, err := scanEvaluation(rows)
-	if db.IsNotFound(err) {
-		return nil, nil
-	}
-	return e, err
 }
 
 // claimContract reserves the approved evaluation for one contract: of
@@ -225,38 +228,42 @@ const threadQuery = `SELECT 2 AS k, id, 0 AS n, approved_at AS ts, id AS s, appr
 	ORDER BY k, n, ts, s`
 
 func (s *store) thread(ctx context.Context, id string) (thread, error) {
-	t := thread{quotations: []Quotation{}, opinions: []Opinion{}, history: []workflowdesigner.HistoryEntry{}}
-	rows, err := s.db.Query(ctx, threadQuery, id)
-	if err != nil {
-		return t, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			kind        int
-			rowID, sort string
-			n           money.Amount
-			ts, t2      time.Time
-			who         *string
-			a, b, c, d  string
-			i1, i2      *int
-		)
-		if err := rows.Scan(&kind, &rowID, &n, &ts, &sort, &who, &a, &b, &c, &d, &t2, &i1, &i2); err != nil {
-			return t, err
+	var t thread
+	err := s.db.Batch(ctx, threadRead(id, &t))
+	return t, err
+}
+
+// threadRead reads evaluation id's thread into *t.
+func threadRead(id string, t *thread) db.Read {
+	return db.Read{SQL: threadQuery, Args: []any{id}, Scan: func(rows db.Rows) error {
+		*t = thread{quotations: []Quotation{}, opinions: []Opinion{}, history: []workflowdesigner.HistoryEntry{}}
+		for rows.Next() {
+			var (
+				kind        int
+				rowID, sort string
+				n           money.Amount
+				ts, t2      time.Time
+				who         *string
+				a, b, c, d  string
+				i1, i2      *int
+			)
+			if err := rows.Scan(&kind, &rowID, &n, &ts, &sort, &who, &a, &b, &c, &d, &t2, &i1, &i2); err != nil {
+				return err
+			}
+			switch kind {
+			case 0:
+				t.quotations = append(t.quotations, Quotation{ID: rowID, EvaluationID: id, SupplierID: a, Amount: n,
+					DeliveryDays: i1, WarrantyMonths: i2, Notes: b, CreatedAt: ts})
+			case 1:
+				t.opinions = append(t.opinions, Opinion{ID: rowID, EvaluationID: id, Kind: a, Verdict: b, Comment: c,
+					UserID: deref(who), CreatedAt: ts, UpdatedAt: t2})
+			default:
+				t.history = append(t.history, workflowdesigner.HistoryEntry{ID: rowID, FromPhase: a, ToPhase: b, Decision: c,
+					Comment: d, ApproverUserID: who, ApprovedAt: ts.UTC()})
+			}
 		}
-		switch kind {
-		case 0:
-			t.quotations = append(t.quotations, Quotation{ID: rowID, EvaluationID: id, SupplierID: a, Amount: n,
-				DeliveryDays: i1, WarrantyMonths: i2, Notes: b, CreatedAt: ts})
-		case 1:
-			t.opinions = append(t.opinions, Opinion{ID: rowID, EvaluationID: id, Kind: a, Verdict: b, Comment: c,
-				UserID: deref(who), CreatedAt: ts, UpdatedAt: t2})
-		default:
-			t.history = append(t.history, workflowdesigner.HistoryEntry{ID: rowID, FromPhase: a, ToPhase: b, Decision: c,
-				Comment: d, ApproverUserID: who, ApprovedAt: ts.UTC()})
-		}
-	}
-	return t, rows.Err()
+		return rows.Err()
+	}}
 }
 
 func deref(s *string) string {

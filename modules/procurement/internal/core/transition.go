@@ -68,12 +68,11 @@ func (s *Service) held(ctx context.Context, d workflowdesigner.Document) (*Evalu
 	if e := d.Data.(*Evaluation); e.held != nil {
 		return e, e.held, nil
 	}
-	e, err := s.store.locked(ctx, d.ID, d.Phase)
+	e, t, err := s.store.withThread(ctx, d.ID, d.Phase, true)
 	if err != nil || e == nil {
 		return nil, nil, err
 	}
-	t, err := s.store.thread(ctx, e.ID)
-	return e, &t, err
+	return e, &t, nil
 }
 
 // readyToSubmit is the precondition of submitting: a winner among the
@@ -123,10 +122,11 @@ func (s *Service) opinionsComplete(ctx context.Context, d workflowdesigner.Docum
 // Transition moves an evaluation for a user through the workflow runtime.
 // One transaction reads the evaluation under its row lock (for the
 // visibility rule, the move and its preconditions alike) and then its
-// thread (for the preconditions and the detail answered): two reads where
-// a read before the transaction, the precondition's locked read, its
-// quotations and the detail's thread after the move were four. On SQLite
-// the reads run on the writer's page cache, warm from the last move.
+// thread (for the preconditions and the detail answered), both in its first
+// round trip on Postgres, where a read before the transaction, the
+// precondition's locked read, its quotations and the detail's thread after
+// the move were four. On SQLite the reads run on the writer's page cache,
+// warm from the last move.
 func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, in TransitionRequest) (Detail, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Detail{}, notFound()
@@ -139,16 +139,13 @@ func (s *Service) Transition(ctx context.Context, p authn.Principal, id string, 
 	)
 	err := s.DB.InTx(ctx, func(ctx context.Context) error {
 		var err error
-		if e, err = s.store.locked(ctx, id, ""); err != nil {
+		if e, t, err = s.store.withThread(ctx, id, "", true); err != nil {
 			return err
 		}
 		if e == nil {
 			return notFound()
 		}
 		if def, err = s.Workflows.CanSee(ctx, p, documentOf(e)); err != nil {
-			return err
-		}
-		if t, err = s.store.thread(ctx, e.ID); err != nil {
 			return err
 		}
 		e.held = &t

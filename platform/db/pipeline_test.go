@@ -1,0 +1,181 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractflow/contractflow/platform/db"
+	"github.com/contractflow/contractflow/platform/testkit"
+)
+
+// namesRead reads the names of items with a score of at least min, in
+// order, into *out.
+func namesRead(min int, out *[]string) db.Read {
+	return db.Read{SQL: `SELECT name FROM items WHERE score >= $1 ORDER BY name`, Args: []any{min},
+		Scan: func(rows db.Rows) error {
+			*out = []string{}
+			for rows.Next() {
+				var s string
+				if err := rows.Scan(&s); err != nil {
+					return err
+				}
+				*out = append(*out, s)
+			}
+			return rows.Err()
+		}}
+}
+
+func addItem(ctx context.Context, d *db.DB, name string, score int) error {
+	_, err := d.Conn(ctx).Statement.ConnPool.ExecContext(ctx, `INSERT INTO items (id, name, score) VALUES ($1, $2, $3)`,
+		uuid.NewString(), name, score)
+	return err
+}
+
+// TestBatch runs reads in one Batch, outside and inside transactions,
+// where they are the transaction's first statements (on Postgres they then
+// carry its BEGIN) and where they follow its writes.
+func TestBatch(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, addItem(ctx, d, "a", 1))
+		require.NoError(t, addItem(ctx, d, "b", 2))
+
+		var all, high []string
+		require.NoError(t, d.Batch(ctx, namesRead(0, &all), namesRead(2, &high)))
+		assert.Equal(t, []string{"a", "b"}, all)
+		assert.Equal(t, []string{"b"}, high)
+
+		failed := errors.New("roll back")
+		err := d.InTx(ctx, func(ctx context.Context) error {
+			require.NoError(t, d.Batch(ctx, namesRead(0, &all)), "the transaction's first statement")
+			require.NoError(t, addItem(ctx, d, "c", 3))
+			require.NoError(t, d.Batch(ctx, namesRead(0, &all), namesRead(3, &high)))
+			assert.Equal(t, []string{"a", "b", "c"}, all, "the transaction's own write")
+			assert.Equal(t, []string{"c"}, high)
+			return failed
+		})
+		require.ErrorIs(t, err, failed)
+		require.NoError(t, d.Batch(ctx, namesRead(0, &all)))
+		assert.Equal(t, []string{"a", "b"}, all, "the write of a transaction begun by a Batch is rolled back")
+
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error { return addItem(ctx, d, "d", 4) }),
+			"a transaction whose first statement is a write")
+		require.NoError(t, d.Batch(ctx, namesRead(4, &high)))
+		assert.Equal(t, []string{"d"}, high)
+
+		err = d.Batch(ctx, namesRead(0, &all), db.Read{SQL: `SELECT nothing FROM items`, Scan: func(db.Rows) error { return nil }})
+		assert.Error(t, err, "a failing read fails the batch")
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error { return nil }), "a transaction that runs nothing")
+		err = d.InTx(ctx, func(ctx context.Context) error {
+			return d.Batch(ctx, db.Read{SQL: `SELECT nothing FROM items WHERE score = $1`, Args: []any{1}, Scan: func(db.Rows) error { return nil }})
+		})
+		assert.Error(t, err, "a failing first statement")
+		require.NoError(t, d.Batch(ctx, namesRead(0, &all)), "the pool is usable after it")
+		assert.Equal(t, []string{"a", "b", "d"}, all)
+	})
+}
+
+// TestBatchReadsAfterTheLock is what the evaluation's move relies on: a
+// locking read and a read of what the lock guards, sent together; the
+// second sees a write committed by the transaction the lock waited for.
+func TestBatchReadsAfterTheLock(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, d.Conn(ctx).Exec(`INSERT INTO parents (id, name) VALUES ('p', 'parent')`).Error)
+		lock := `SELECT name FROM parents WHERE id = $1`
+		if d.Dialect() == db.Postgres {
+			lock += ` FOR UPDATE`
+		}
+		locked := make(chan struct{})
+		release := make(chan struct{})
+		writer := make(chan error, 1)
+		go func() {
+			writer <- d.InTx(ctx, func(ctx context.Context) error {
+				var name []string
+				if err := d.Batch(ctx, db.Read{SQL: lock, Args: []any{"p"}, Scan: func(rows db.Rows) error {
+					for rows.Next() {
+						var s string
+						_ = rows.Scan(&s)
+						name = append(name, s)
+					}
+					return rows.Err()
+				}}); err != nil {
+					return err
+				}
+				if err := addItem(ctx, d, "guarded", 9); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		reader := make(chan []string, 1)
+		go func() {
+			var seen []string
+			err := d.InTx(ctx, func(ctx context.Context) error {
+				return d.Batch(ctx, db.Read{SQL: lock, Args: []any{"p"}, Scan: func(db.Rows) error { return nil }}, namesRead(9, &seen))
+			})
+			assert.NoError(t, err)
+			reader <- seen
+		}()
+		select {
+		case got := <-reader:
+			t.Fatalf("the locking read did not wait for the lock: saw %v", got)
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(release)
+		require.NoError(t, <-writer)
+		assert.Equal(t, []string{"guarded"}, <-reader)
+	})
+}
+
+// TestExecAtCommit checks the writes sent with COMMIT: not visible to
+// others before the commit, written by it, dropped with a rolled-back
+// transaction, and failing the commit (and the whole transaction) when
+// they fail.
+func TestExecAtCommit(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		insert := `INSERT INTO items (id, name, score, code) VALUES ($1, $2, $3, $4)`
+		var names []string
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+			require.NoError(t, d.ExecAtCommit(ctx, insert, uuid.NewString(), "later", 5, "L"))
+			require.NoError(t, d.Batch(context.Background(), namesRead(5, &names)))
+			assert.Empty(t, names, "another connection before the commit")
+			return addItem(ctx, d, "now", 5)
+		}))
+		require.NoError(t, d.Batch(ctx, namesRead(5, &names)))
+		assert.Equal(t, []string{"later", "now"}, names)
+
+		failed := errors.New("roll back")
+		require.ErrorIs(t, d.InTx(ctx, func(ctx context.Context) error {
+			require.NoError(t, d.ExecAtCommit(ctx, insert, uuid.NewString(), "dropped", 6, "D"))
+			return failed
+		}), failed)
+
+		err := d.InTx(ctx, func(ctx context.Context) error {
+			if err := addItem(ctx, d, "undone", 6); err != nil {
+				return err
+			}
+			return d.ExecAtCommit(ctx, insert, uuid.NewString(), "duplicate", 6, "L")
+		})
+		assert.Error(t, err, "the unique code fails the commit")
+		require.NoError(t, d.Batch(ctx, namesRead(6, &names)))
+		assert.Empty(t, names, "nothing of either transaction is written")
+
+		require.NoError(t, d.ExecAtCommit(ctx, insert, uuid.NewString(), "alone", 7, "A"), "outside a transaction it runs at once")
+		require.NoError(t, d.Batch(ctx, namesRead(7, &names)))
+		assert.Equal(t, []string{"alone"}, names)
+	})
+}
