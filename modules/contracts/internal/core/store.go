@@ -406,12 +406,6 @@ const threadQuery = `SELECT 0 AS k, id, approved_at AS ts, approver_user_id AS w
 		FROM contract_attachments WHERE contract_id = $1
 	ORDER BY ts, id`
 
-func (s *store) thread(ctx context.Context, id string) (thread, error) {
-	var th thread
-	err := s.db.Batch(ctx, threadRead(id, &th))
-	return th, err
-}
-
 // threadRead reads contract id's thread into *t.
 func threadRead(id string, t *thread) db.Read {
 	return db.Read{SQL: threadQuery, Args: []any{id}, Scan: func(rows db.Rows) error {

@@ -227,12 +227,6 @@ const threadQuery = `SELECT 2 AS k, id, 0 AS n, approved_at AS ts, id AS s, appr
 		FROM pe_dept_opinions WHERE evaluation_id = $1
 	ORDER BY k, n, ts, s`
 
-func (s *store) thread(ctx context.Context, id string) (thread, error) {
-	var t thread
-	err := s.db.Batch(ctx, threadRead(id, &t))
-	return t, err
-}
-
 // threadRead reads evaluation id's thread into *t.
 func threadRead(id string, t *thread) db.Read {
 	return db.Read{SQL: threadQuery, Args: []any{id}, Scan: func(rows db.Rows) error {
