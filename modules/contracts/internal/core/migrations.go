@@ -170,7 +170,17 @@ func Migrations() []migrate.Migration {
 		// 4 MB of it (search.ShortPendingLists).
 		{Version: 14, Name: "a short pending list for the Postgres search index", Up: func(_ context.Context, tx *gorm.DB) error {
 			return search.ShortPendingLists(tx, "ix_contracts_search_keys")
-		}}}
+		}},
+		// The totals' triggers call contract_total_add for each bucket a
+		// write leaves or enters: as a SQL function it was parsed and
+		// planned on every call, as PL/pgSQL once per session (the same
+		// change as workflowdesigner's migration 5).
+		{Version: 15, Name: "the Postgres totals function in PL/pgSQL", Up: migrate.PerDialect(nil, []string{
+			`CREATE OR REPLACE FUNCTION contract_total_add(d VARCHAR, b VARCHAR, dn BIGINT, dv BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+			BEGIN
+				INSERT INTO contract_totals (dim, bucket, stripe, n, value) VALUES (d, b, (pg_backend_pid() % 16)::smallint, dn, dv)
+				ON CONFLICT (dim, bucket, stripe) DO UPDATE SET n = contract_totals.n + excluded.n, value = contract_totals.value + excluded.value;
+			END $$`})}}
 }
 
 // Version 10 replaces four indexes by ones that end in id, so the orders

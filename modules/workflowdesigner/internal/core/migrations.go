@@ -91,5 +91,18 @@ func Migrations() []migrate.Migration {
 				VALUES (k, d, p, dt, (pg_backend_pid() % 16)::smallint, delta)
 				ON CONFLICT (kind, definition_id, phase, dated, stripe) DO UPDATE SET n = workflow_counts.n + excluded.n
 			$$`},
+	)}, {Version: 5, Name: "the Postgres count function in PL/pgSQL", Up: migrate.PerDialect(nil,
+		// A SQL function called from a trigger is parsed and planned again
+		// on every call (its plan lives as long as the calling statement's
+		// execution); PL/pgSQL keeps its plan for the session. Two calls per
+		// move: pgbench, 4 clients, a PL/pgSQL caller making two calls per
+		// transaction, 3 658–4 268 tps with the SQL function, 5 774 with this.
+		[]string{`CREATE OR REPLACE FUNCTION workflow_count_add(k VARCHAR, d VARCHAR, p VARCHAR, dt SMALLINT, delta BIGINT)
+			RETURNS void LANGUAGE plpgsql AS $$
+			BEGIN
+				INSERT INTO workflow_counts (kind, definition_id, phase, dated, stripe, n)
+				VALUES (k, d, p, dt, (pg_backend_pid() % 16)::smallint, delta)
+				ON CONFLICT (kind, definition_id, phase, dated, stripe) DO UPDATE SET n = workflow_counts.n + excluded.n;
+			END $$`},
 	)}}
 }
