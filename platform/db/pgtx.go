@@ -155,7 +155,7 @@ func (t *pgTx) rollback(ctx context.Context) {
 }
 
 // inPostgresTx runs fn in a pgTx on a connection of the pool.
-func (db *DB) inPostgresTx(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+func (db *DB) inPostgresTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	conn, err := db.reads.Conn(ctx)
 	if err != nil {
 		return err
