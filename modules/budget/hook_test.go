@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	budgetmod "github.com/contractflow/contractflow/modules/budget"
 	"github.com/contractflow/contractflow/platform/events"
@@ -355,4 +356,39 @@ func TestModuleDisabled(t *testing.T) {
 			t.Errorf("menu still has Budgets: %s", r.Body)
 		}
 	}, testkit.WithConfig("modules.budget.enabled", false))
+}
+
+// TestSLAMoveOverdraws: the SLA job's move into signature reserves as a
+// person's does, and an overdraw under Warn is recorded once in its
+// history comment (on Postgres the move's first run sends the reservation
+// with the commit; when it does not fit, the move runs again and settles).
+func TestSLAMoveOverdraws(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, e *env) {
+		b, l := e.approvedLine(t, "Warn", 1000)
+		c := e.newContract(t, map[string]any{"budgetLineId": l.ID, "value": 1500})
+		e.drive(t, c.ID, DangKiemTraCCM)
+		e.app.Clock.Advance(30 * 24 * time.Hour)
+		for _, j := range e.app.Kernel.Jobs() {
+			if j.Name == "workflow.sla" {
+				if err := j.Run(context.Background()); err != nil {
+					t.Fatalf("sla job: %v", err)
+				}
+			}
+		}
+		got := e.contract(t, c.ID)
+		if got.Phase != DangTrinhKy {
+			t.Fatalf("phase %s after the SLA job, want %s", got.Phase, DangTrinhKy)
+		}
+		var comments []string
+		for _, a := range got.Approvals {
+			if a.ToPhase == DangTrinhKy {
+				comments = append(comments, a.Comment)
+			}
+		}
+		if len(comments) != 1 || strings.Count(comments[0], "Warning: Budget overdrawn") != 1 || !strings.HasPrefix(comments[0], "Automatic move") {
+			t.Errorf("history comments into signature %q: want one automatic move warning once", comments)
+		}
+		wantAmounts(t, "overdrawn by the job", lineFigures(e.get(t, b.ID).line("L1")), "1000", "1500", "0", "0", "-500")
+		e.checkTotals(t)
+	})
 }

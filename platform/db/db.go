@@ -266,6 +266,7 @@ type txKey struct{}
 type txState struct {
 	tx          *gorm.DB
 	pg          *pgTx // the Postgres transaction under tx; nil on SQLite
+	speculative bool  // checks may be deferred to the commit (Speculative)
 	afterCommit []func()
 }
 

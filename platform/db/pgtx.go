@@ -154,15 +154,25 @@ func (t *pgTx) rollback(ctx context.Context) {
 	}
 }
 
-// inPostgresTx runs fn in a pgTx on a connection of the pool.
+// inPostgresTx runs fn in a pgTx on a connection of the pool: first
+// speculatively, and once more without speculation if a check fn deferred
+// to the commit failed it (Speculative).
 func (db *DB) inPostgresTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	conn, err := db.reads.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	err = db.runPostgresTx(ctx, conn, fn, true)
+	if isSpeculationFailed(err) {
+		err = db.runPostgresTx(ctx, conn, fn, false)
+	}
+	return err
+}
+
+func (db *DB) runPostgresTx(ctx context.Context, conn *sql.Conn, fn func(ctx context.Context) error, speculative bool) error {
 	t := &pgTx{conn: conn}
-	st := &txState{tx: db.gorm.Session(&gorm.Session{Context: ctx, NewDB: true}), pg: t}
+	st := &txState{tx: db.gorm.Session(&gorm.Session{Context: ctx, NewDB: true}), pg: t, speculative: speculative}
 	st.tx.Statement.ConnPool = t
 	defer func() {
 		if p := recover(); p != nil {
@@ -182,4 +192,42 @@ func (db *DB) inPostgresTx(ctx context.Context, fn func(ctx context.Context) err
 		f()
 	}
 	return nil
+}
+
+// speculationFailed is the SQLSTATE of a check deferred to the commit that
+// did not hold (ExpectFunction).
+const speculationFailed = "CF001"
+
+func isSpeculationFailed(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == speculationFailed
+}
+
+// Speculative reports whether the transaction in ctx may defer a check to
+// its commit: a write sent with COMMIT (ExecAtCommit) that raises, through
+// a function made by ExpectFunction, when it finds it cannot apply. The
+// commit then fails, and the transaction is rolled back and run again
+// from the start with Speculative false, when the caller decides at once.
+// A caller speculates where the check almost always holds and its round
+// trip is the cost (a budget reservation that fits); everything fn does
+// must then be fit to run twice, as a retried transaction's work is.
+// Only a Postgres transaction's first run is speculative: on SQLite a
+// statement costs no round trip.
+func Speculative(ctx context.Context) bool {
+	st, ok := ctx.Value(txKey{}).(*txState)
+	return ok && st != nil && st.speculative
+}
+
+// ExpectFunction is the statement, for a module's Postgres migration,
+// that creates name(ok boolean): it returns true when ok holds and
+// otherwise raises the error that makes a speculative transaction run
+// again. A deferred check selects name(<whether its write applied>).
+func ExpectFunction(name string) string {
+	return `CREATE OR REPLACE FUNCTION ` + name + `(ok boolean) RETURNS boolean LANGUAGE plpgsql AS $$
+		BEGIN
+			IF ok IS NOT TRUE THEN
+				RAISE EXCEPTION 'a check deferred to the commit did not hold' USING ERRCODE = '` + speculationFailed + `';
+			END IF;
+			RETURN true;
+		END $$`
 }

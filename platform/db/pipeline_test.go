@@ -179,3 +179,66 @@ func TestExecAtCommit(t *testing.T) {
 		assert.Equal(t, []string{"alone"}, names)
 	})
 }
+
+// TestSpeculation checks a check deferred to the commit: when it holds the
+// transaction commits once; when it fails, nothing of the first run is
+// written and the transaction runs again without speculation. SQLite never
+// speculates.
+func TestSpeculation(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		if d.Dialect() == db.SQLite {
+			require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+				assert.False(t, db.Speculative(ctx))
+				return nil
+			}))
+			return
+		}
+		require.NoError(t, d.Conn(ctx).Exec(db.ExpectFunction("items_expect")).Error)
+		assert.False(t, db.Speculative(ctx), "outside a transaction")
+		// expect writes name and defers the check that score is still free.
+		expect := func(ctx context.Context, name string, score int) error {
+			if err := addItem(ctx, d, name, score); err != nil {
+				return err
+			}
+			return d.ExecAtCommit(ctx, `SELECT items_expect(NOT EXISTS (SELECT 1 FROM items WHERE score = $1 AND name <> $2))`, score, name)
+		}
+		var runs []bool
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+			runs = append(runs, db.Speculative(ctx))
+			return expect(ctx, "first", 1)
+		}))
+		assert.Equal(t, []bool{true}, runs, "a check that holds: one run")
+
+		runs = nil
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+			speculative := db.Speculative(ctx)
+			runs = append(runs, speculative)
+			if speculative {
+				return expect(ctx, "hopeful", 1)
+			}
+			return addItem(ctx, d, "careful", 2)
+		}))
+		assert.Equal(t, []bool{true, false}, runs, "a check that fails: run again without speculation")
+		var names []string
+		require.NoError(t, d.Batch(ctx, namesRead(0, &names)))
+		assert.Equal(t, []string{"careful", "first"}, names, "the first run's write is rolled back")
+
+		failed := errors.New("refused")
+		runs = nil
+		require.ErrorIs(t, d.InTx(ctx, func(ctx context.Context) error {
+			runs = append(runs, db.Speculative(ctx))
+			if err := expect(ctx, "again", 1); err != nil {
+				return err
+			}
+			if !db.Speculative(ctx) {
+				return failed
+			}
+			return nil
+		}), failed)
+		assert.Equal(t, []bool{true, false}, runs, "the second run's answer is the transaction's")
+		require.NoError(t, d.Batch(ctx, namesRead(0, &names)))
+		assert.Equal(t, []string{"careful", "first"}, names)
+	})
+}

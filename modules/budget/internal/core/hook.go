@@ -10,6 +10,7 @@ import (
 	"github.com/contractflow/contractflow/modules/contracts"
 	"github.com/contractflow/contractflow/modules/workflowdesigner"
 	"github.com/contractflow/contractflow/platform/apperr"
+	"github.com/contractflow/contractflow/platform/db"
 	"github.com/contractflow/contractflow/platform/events"
 	"github.com/contractflow/contractflow/platform/money"
 	"github.com/contractflow/contractflow/platform/notify"
@@ -90,6 +91,11 @@ func (s *Service) OnContractMove(ctx context.Context, m *workflowdesigner.Moved)
 	if want == KindReserved && had == "" {
 		e := why.entry(*c.BudgetLineID, c.ID)
 		e.Kind, e.Amount, e.Note = KindReserved, c.Value, why.note(KindReserved)
+		if db.Speculative(ctx) {
+			// Postgres: sent with the commit, on the hope that it fits (it
+			// almost always does); if not, the move runs again and settles.
+			return s.store.reserveAtCommit(ctx, c.ProjectID, &e)
+		}
 		if done, err := s.store.reserve(ctx, c.ProjectID, &e); done || err != nil {
 			return err
 		}

@@ -267,43 +267,22 @@ const heldKinds = `('` + KindReserved + `', '` + KindCommitted + `')`
 // Approved or funds another project, the line is gone or short (under
 // Warn too: settle warns), or the contract holds something on the line.
 func (s *store) reserve(ctx context.Context, projectID *string, e *Commitment) (bool, error) {
-	// SQLite numbers $n parameters in order of first use: each statement
-	// lists its own in that order; Postgres numbers them as written.
-	budget := `UPDATE budgets SET reserved_total = reserved_total + $1, remaining = remaining - $1
-		WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $2 AND deleted_at IS NULL) AND deleted_at IS NULL
-		AND reserved_total <= $3 AND status = '` + StatusApproved + `' AND (project_id IS NULL OR project_id = $4)`
-	// Two NOT EXISTS of one kind each: for kind IN (…) SQLite builds an
-	// ephemeral table of the values on every execution (twice the
-	// statement's instructions).
-	held := func(kind string) string {
-		return ` AND NOT EXISTS (SELECT 1 FROM budget_commitments c WHERE c.budget_line_id = $2 AND c.closed_at IS NULL
-			AND c.kind = '` + kind + `' AND c.contract_id = $5)`
-	}
-	line := `UPDATE budget_lines SET reserved_amount = reserved_amount + $1, remaining = remaining - $1
-		WHERE id = $2 AND deleted_at IS NULL AND reserved_amount <= $3 AND remaining >= $1` + held(KindReserved) + held(KindCommitted)
-	ceiling := money.Max - e.Amount // the largest total the amount fits on
 	var budgeted, lined bool
 	if s.db.Dialect() == db.Postgres {
-		// The line's update waits for the budget's (EXISTS), which takes the
-		// budget's lock first; the entry goes in only if the line's applied.
 		var nb, nl int
-		err := s.queryRow(ctx, `WITH budget_totals AS (`+budget+` RETURNING id),
-			line_totals AS (`+line+` AND EXISTS (SELECT 1 FROM budget_totals) RETURNING id),
-			entry AS (INSERT INTO budget_commitments (id, budget_line_id, contract_id, amount, kind, note, source, created_at, created_by)
-				SELECT CAST($6 AS VARCHAR(36)), id, $5, $1, CAST($7 AS VARCHAR(16)), CAST($8 AS TEXT), CAST($9 AS VARCHAR(16)),
-					CAST($10 AS TIMESTAMP), CAST($11 AS VARCHAR(36)) FROM line_totals)
-			SELECT (SELECT COUNT(*) FROM budget_totals), (SELECT COUNT(*) FROM line_totals)`,
-			e.Amount, e.BudgetLineID, ceiling, projectID, e.ContractID, e.ID, e.Kind, e.Note, e.Source, e.CreatedAt, e.CreatedBy).Scan(&nb, &nl)
+		err := s.queryRow(ctx, reservation(`SELECT (SELECT COUNT(*) FROM budget_totals), (SELECT COUNT(*) FROM line_totals)`),
+			reservationArgs(projectID, e)...).Scan(&nb, &nl)
 		if err != nil {
 			return false, err
 		}
 		budgeted, lined = nb == 1, nl == 1
 	} else {
+		ceiling := money.Max - e.Amount
 		var err error
-		if budgeted, err = applied(s.exec(ctx, budget, e.Amount, e.BudgetLineID, ceiling, projectID)); err != nil || !budgeted {
+		if budgeted, err = applied(s.exec(ctx, reserveBudget, e.Amount, e.BudgetLineID, ceiling, projectID)); err != nil || !budgeted {
 			return false, err
 		}
-		if lined, err = applied(s.exec(ctx, line, e.Amount, e.BudgetLineID, ceiling, e.ContractID)); err != nil {
+		if lined, err = applied(s.exec(ctx, reserveLine, e.Amount, e.BudgetLineID, ceiling, e.ContractID)); err != nil {
 			return false, err
 		}
 		if lined {
@@ -316,6 +295,50 @@ func (s *store) reserve(ctx context.Context, projectID *string, e *Commitment) (
 		return false, err
 	}
 	return lined, nil
+}
+
+// reserveAtCommit is reserve sent with the commit of a speculative
+// transaction on Postgres (db.Speculative), which then takes no round trip
+// of its own: if the reservation does not apply, budget_expect fails the
+// commit, and the move runs again and calls reserve.
+func (s *store) reserveAtCommit(ctx context.Context, projectID *string, e *Commitment) error {
+	return s.db.ExecAtCommit(ctx, reservation(`SELECT budget_expect(EXISTS (SELECT 1 FROM line_totals))`),
+		plain(reservationArgs(projectID, e))...)
+}
+
+// The statements of a reservation. SQLite numbers $n parameters in order
+// of first use: each statement lists its own in that order ($1 the amount,
+// $2 the line, $3 the largest total the amount fits on, $4 the project,
+// $5 the contract); Postgres numbers them as written.
+const (
+	reserveBudget = `UPDATE budgets SET reserved_total = reserved_total + $1, remaining = remaining - $1
+		WHERE id = (SELECT budget_id FROM budget_lines WHERE id = $2 AND deleted_at IS NULL) AND deleted_at IS NULL
+		AND reserved_total <= $3 AND status = '` + StatusApproved + `' AND (project_id IS NULL OR project_id = $4)`
+	// Two NOT EXISTS of one kind each: for kind IN (…) SQLite builds an
+	// ephemeral table of the values on every execution (twice the
+	// statement's instructions).
+	reserveLine = `UPDATE budget_lines SET reserved_amount = reserved_amount + $1, remaining = remaining - $1
+		WHERE id = $2 AND deleted_at IS NULL AND reserved_amount <= $3 AND remaining >= $1
+		AND NOT EXISTS (SELECT 1 FROM budget_commitments c WHERE c.budget_line_id = $2 AND c.closed_at IS NULL
+			AND c.kind = '` + KindReserved + `' AND c.contract_id = $5)
+		AND NOT EXISTS (SELECT 1 FROM budget_commitments c WHERE c.budget_line_id = $2 AND c.closed_at IS NULL
+			AND c.kind = '` + KindCommitted + `' AND c.contract_id = $5)`
+)
+
+// reservation is the Postgres reservation as one statement, ending in
+// final: the line's update waits for the budget's (EXISTS), which takes
+// the budget's lock first; the entry goes in only if the line's applied.
+func reservation(final string) string {
+	return `WITH budget_totals AS (` + reserveBudget + ` RETURNING id),
+		line_totals AS (` + reserveLine + ` AND EXISTS (SELECT 1 FROM budget_totals) RETURNING id),
+		entry AS (INSERT INTO budget_commitments (id, budget_line_id, contract_id, amount, kind, note, source, created_at, created_by)
+			SELECT CAST($6 AS VARCHAR(36)), id, $5, $1, CAST($7 AS VARCHAR(16)), CAST($8 AS TEXT), CAST($9 AS VARCHAR(16)),
+				CAST($10 AS TIMESTAMP), CAST($11 AS VARCHAR(36)) FROM line_totals)
+		` + final
+}
+
+func reservationArgs(projectID *string, e *Commitment) []any {
+	return []any{e.Amount, e.BudgetLineID, money.Max - e.Amount, projectID, e.ContractID, e.ID, e.Kind, e.Note, e.Source, e.CreatedAt, e.CreatedBy}
 }
 
 // applied reports whether an UPDATE changed a row.

@@ -194,6 +194,9 @@ func (r *Runtime) Move(ctx context.Context, req MoveRequest) (*Moved, error) {
 		m.ActorID = &req.By.UserID
 	}
 	err = r.db.InTx(ctx, func(ctx context.Context) error {
+		// What the hooks add starts afresh when the transaction runs again
+		// (db.Speculative).
+		m.Comment, m.Warnings, m.set = comment, nil, nil
 		if err := r.checkPrecondition(ctx, k, t, doc); err != nil {
 			return err
 		}
