@@ -358,6 +358,21 @@ func (db *DB) ExecAtCommit(ctx context.Context, query string, args ...any) error
 	return err
 }
 
+// ExecWithNext runs a write whose result the caller does not need, in the
+// transaction in ctx, before whatever the transaction sends next: on
+// Postgres in the next statement's round trip (or COMMIT's), so its
+// failure is that statement's; on SQLite, and outside a transaction, at
+// once. Unlike ExecAtCommit it keeps its place among the transaction's
+// statements, and so the order in which they take their locks.
+func (db *DB) ExecWithNext(ctx context.Context, query string, args ...any) error {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil && st.pg != nil {
+		st.pg.execNext(query, args)
+		return nil
+	}
+	_, err := db.Conn(ctx).Statement.ConnPool.ExecContext(ctx, query, args...)
+	return err
+}
+
 // InTx runs fn in a transaction that travels in the ctx given to fn. When ctx
 // already carries one, fn joins it. Functions registered with AfterCommit run
 // once the outermost transaction has committed. On SQLite fn may share its

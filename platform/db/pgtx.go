@@ -30,16 +30,24 @@ import (
 type pgTx struct {
 	conn  *sql.Conn
 	begun bool
+	ahead []*pgx.QueuedQuery // writes for the next round trip (ExecWithNext)
 	later []*pgx.QueuedQuery // writes for the commit's round trip
+	// expectFailed: a deferred check failed (Speculative), whatever error
+	// the layers above made of it.
+	expectFailed bool
 }
 
 // send sends the queued statements of b in one round trip on the
 // transaction's connection, preceded by BEGIN when the transaction has not
-// begun, and reads their results (running each one's callback) in order.
+// begun and by the writes queued for it (ExecWithNext), and reads their
+// results (running each one's callback) in order.
 func (t *pgTx) send(ctx context.Context, b *pgx.Batch) error {
+	first := t.ahead
+	t.ahead = nil
 	if !t.begun {
-		b.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: "BEGIN"}}, b.QueuedQueries...)
+		first = append([]*pgx.QueuedQuery{{SQL: "BEGIN"}}, first...)
 	}
+	b.QueuedQueries = append(first, b.QueuedQueries...)
 	err := t.conn.Raw(func(dc any) error {
 		return dc.(validatedConn).Conn.Conn().SendBatch(ctx, b).Close()
 	})
@@ -48,6 +56,7 @@ func (t *pgTx) send(ctx context.Context, b *pgx.Batch) error {
 	// Scan's) nothing ends it: the pool then drops the connection, still
 	// inside a transaction or closed (validatedConn.IsValid).
 	t.begun = t.begun || err == nil || isServerError(err)
+	t.expectFailed = t.expectFailed || isSpeculationFailed(err)
 	return err
 }
 
@@ -56,27 +65,28 @@ func isServerError(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// begin sends BEGIN on its own, before a statement that database/sql runs.
-// If that fails, the connection is dropped, so that no statement of the
-// transaction can run outside it.
+// begin sends BEGIN and the writes queued for the next round trip, before
+// a statement that database/sql runs. If BEGIN fails, the connection is
+// dropped, so that no statement of the transaction can run outside it.
 func (t *pgTx) begin(ctx context.Context) error {
-	if t.begun {
+	if t.begun && len(t.ahead) == 0 {
 		return nil
 	}
-	if _, err := t.conn.ExecContext(ctx, "BEGIN"); err != nil {
-		_ = t.conn.Raw(func(any) error { return driver.ErrBadConn })
+	if err := t.send(ctx, &pgx.Batch{}); err != nil {
+		if !t.begun {
+			_ = t.conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
 		return err
 	}
-	t.begun = true
 	return nil
 }
 
-// ExecContext sends BEGIN with the statement when it is the first. A
+// ExecContext sends BEGIN and the queued writes with the statement. A
 // statement without arguments runs as pgx runs it through database/sql, by
 // the simple protocol, which takes several statements in one text (a
 // migration's).
 func (t *pgTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if t.begun || len(args) == 0 {
+	if (t.begun && len(t.ahead) == 0) || len(args) == 0 {
 		if err := t.begin(ctx); err != nil {
 			return nil, err
 		}
@@ -110,7 +120,8 @@ func (t *pgTx) QueryContext(ctx context.Context, query string, args ...any) (*sq
 
 func (t *pgTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	// A *sql.Row carries its error only from a query: after a failed BEGIN
-	// the connection is gone, and the query fails with ErrConnDone.
+	// the connection is gone, and the query fails with ErrConnDone; after a
+	// failed queued write, the transaction is aborted and the query fails.
 	_ = t.begin(ctx)
 	return t.conn.QueryRowContext(ctx, query, args...)
 }
@@ -131,6 +142,11 @@ func (t *pgTx) reads(ctx context.Context, rs []Read) error {
 	return t.send(ctx, &b)
 }
 
+// execNext queues a write for the next round trip.
+func (t *pgTx) execNext(query string, args []any) {
+	t.ahead = append(t.ahead, &pgx.QueuedQuery{SQL: query, Arguments: args})
+}
+
 // execLater queues a write for the commit's round trip.
 func (t *pgTx) execLater(query string, args []any) {
 	t.later = append(t.later, &pgx.QueuedQuery{SQL: query, Arguments: args})
@@ -139,7 +155,7 @@ func (t *pgTx) execLater(query string, args []any) {
 // commit sends the queued writes and COMMIT in one round trip; nothing
 // when the transaction ran no statement and queued none.
 func (t *pgTx) commit(ctx context.Context) error {
-	if !t.begun && len(t.later) == 0 {
+	if !t.begun && len(t.ahead) == 0 && len(t.later) == 0 {
 		return nil
 	}
 	b := pgx.Batch{QueuedQueries: append(t.later, &pgx.QueuedQuery{SQL: "COMMIT"})}
@@ -156,21 +172,21 @@ func (t *pgTx) rollback(ctx context.Context) {
 
 // inPostgresTx runs fn in a pgTx on a connection of the pool: first
 // speculatively, and once more without speculation if a check fn deferred
-// to the commit failed it (Speculative).
+// failed it (Speculative).
 func (db *DB) inPostgresTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	conn, err := db.reads.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	err = db.runPostgresTx(ctx, conn, fn, true)
-	if isSpeculationFailed(err) {
-		err = db.runPostgresTx(ctx, conn, fn, false)
+	t, err := db.runPostgresTx(ctx, conn, fn, true)
+	if err != nil && t.expectFailed {
+		_, err = db.runPostgresTx(ctx, conn, fn, false)
 	}
 	return err
 }
 
-func (db *DB) runPostgresTx(ctx context.Context, conn *sql.Conn, fn func(ctx context.Context) error, speculative bool) error {
+func (db *DB) runPostgresTx(ctx context.Context, conn *sql.Conn, fn func(ctx context.Context) error, speculative bool) (*pgTx, error) {
 	t := &pgTx{conn: conn}
 	st := &txState{tx: db.gorm.Session(&gorm.Session{Context: ctx, NewDB: true}), pg: t, speculative: speculative}
 	st.tx.Statement.ConnPool = t
@@ -182,16 +198,16 @@ func (db *DB) runPostgresTx(ctx context.Context, conn *sql.Conn, fn func(ctx con
 	}()
 	if err := fn(context.WithValue(ctx, txKey{}, st)); err != nil {
 		t.rollback(ctx)
-		return err
+		return t, err
 	}
 	if err := t.commit(ctx); err != nil {
 		t.rollback(ctx)
-		return err
+		return t, err
 	}
 	for _, f := range st.afterCommit {
 		f()
 	}
-	return nil
+	return t, nil
 }
 
 // speculationFailed is the SQLSTATE of a check deferred to the commit that
@@ -203,15 +219,15 @@ func isSpeculationFailed(err error) bool {
 	return errors.As(err, &pe) && pe.Code == speculationFailed
 }
 
-// Speculative reports whether the transaction in ctx may defer a check to
-// its commit: a write sent with COMMIT (ExecAtCommit) that raises, through
-// a function made by ExpectFunction, when it finds it cannot apply. The
-// commit then fails, and the transaction is rolled back and run again
-// from the start with Speculative false, when the caller decides at once.
-// A caller speculates where the check almost always holds and its round
-// trip is the cost (a budget reservation that fits); everything fn does
-// must then be fit to run twice, as a retried transaction's work is.
-// Only a Postgres transaction's first run is speculative: on SQLite a
+// Speculative reports whether the transaction in ctx may defer a check
+// to a later round trip: a write queued by ExecWithNext (or ExecAtCommit)
+// that raises, through a function made by ExpectFunction, when it finds it
+// cannot apply. The transaction then fails, and is rolled back and run
+// again from the start with Speculative false, when the caller checks at
+// once. A caller speculates where the check almost always holds and its
+// own round trip is the cost (a budget reservation that fits); everything
+// fn does must then be fit to run twice, as a retried transaction's work
+// is. Only a Postgres transaction's first run is speculative: on SQLite a
 // statement costs no round trip.
 func Speculative(ctx context.Context) bool {
 	st, ok := ctx.Value(txKey{}).(*txState)

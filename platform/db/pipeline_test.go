@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -180,10 +181,12 @@ func TestExecAtCommit(t *testing.T) {
 	})
 }
 
-// TestSpeculation checks a check deferred to the commit: when it holds the
-// transaction commits once; when it fails, nothing of the first run is
-// written and the transaction runs again without speculation. SQLite never
-// speculates.
+// TestSpeculation checks checks deferred to a later round trip, with the
+// next statement (ExecWithNext) or with the commit (ExecAtCommit): when
+// they hold the transaction runs once; when one fails, nothing of the
+// first run is written and the transaction runs again without
+// speculation, whatever error the failing statement's caller returned.
+// SQLite never speculates.
 func TestSpeculation(t *testing.T) {
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		d := openDB(t, driver)
@@ -197,39 +200,55 @@ func TestSpeculation(t *testing.T) {
 		}
 		require.NoError(t, d.Conn(ctx).Exec(db.ExpectFunction("items_expect")).Error)
 		assert.False(t, db.Speculative(ctx), "outside a transaction")
-		// expect writes name and defers the check that score is still free.
-		expect := func(ctx context.Context, name string, score int) error {
+		// claim writes name and defers the check that no other item has
+		// score, with the next statement or with the commit.
+		check := `SELECT items_expect(NOT EXISTS (SELECT 1 FROM items WHERE score = $1 AND name <> $2))`
+		claim := func(ctx context.Context, name string, score int, atCommit bool) error {
 			if err := addItem(ctx, d, name, score); err != nil {
 				return err
 			}
-			return d.ExecAtCommit(ctx, `SELECT items_expect(NOT EXISTS (SELECT 1 FROM items WHERE score = $1 AND name <> $2))`, score, name)
-		}
-		var runs []bool
-		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
-			runs = append(runs, db.Speculative(ctx))
-			return expect(ctx, "first", 1)
-		}))
-		assert.Equal(t, []bool{true}, runs, "a check that holds: one run")
-
-		runs = nil
-		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
-			speculative := db.Speculative(ctx)
-			runs = append(runs, speculative)
-			if speculative {
-				return expect(ctx, "hopeful", 1)
+			if atCommit {
+				return d.ExecAtCommit(ctx, check, score, name)
 			}
-			return addItem(ctx, d, "careful", 2)
-		}))
-		assert.Equal(t, []bool{true, false}, runs, "a check that fails: run again without speculation")
+			return d.ExecWithNext(ctx, check, score, name)
+		}
 		var names []string
+		for _, atCommit := range []bool{false, true} {
+			var runs []bool
+			require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+				runs = append(runs, db.Speculative(ctx))
+				if err := claim(ctx, fmt.Sprint("first", atCommit), 10+btoi(atCommit), atCommit); err != nil {
+					return err
+				}
+				return d.Batch(ctx, namesRead(0, &names))
+			}))
+			assert.Equal(t, []bool{true}, runs, "a check that holds: one run")
+
+			runs = nil
+			require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+				speculative := db.Speculative(ctx)
+				runs = append(runs, speculative)
+				if !speculative {
+					return addItem(ctx, d, fmt.Sprint("careful", atCommit), 20+btoi(atCommit))
+				}
+				if err := claim(ctx, "hopeful", 10+btoi(atCommit), atCommit); err != nil {
+					return err
+				}
+				if err := addItem(ctx, d, "next", 30); err != nil {
+					return errors.New("the next statement failed") // the error's kind is lost
+				}
+				return nil
+			}))
+			assert.Equal(t, []bool{true, false}, runs, "a check that fails: run again without speculation")
+		}
 		require.NoError(t, d.Batch(ctx, namesRead(0, &names)))
-		assert.Equal(t, []string{"careful", "first"}, names, "the first run's write is rolled back")
+		assert.Equal(t, []string{"carefulfalse", "carefultrue", "firstfalse", "firsttrue"}, names, "the first runs' writes are rolled back")
 
 		failed := errors.New("refused")
-		runs = nil
+		var runs []bool
 		require.ErrorIs(t, d.InTx(ctx, func(ctx context.Context) error {
 			runs = append(runs, db.Speculative(ctx))
-			if err := expect(ctx, "again", 1); err != nil {
+			if err := claim(ctx, "again", 10, false); err != nil {
 				return err
 			}
 			if !db.Speculative(ctx) {
@@ -239,6 +258,13 @@ func TestSpeculation(t *testing.T) {
 		}), failed)
 		assert.Equal(t, []bool{true, false}, runs, "the second run's answer is the transaction's")
 		require.NoError(t, d.Batch(ctx, namesRead(0, &names)))
-		assert.Equal(t, []string{"careful", "first"}, names)
+		assert.Len(t, names, 4)
 	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -92,9 +92,10 @@ func (s *Service) OnContractMove(ctx context.Context, m *workflowdesigner.Moved)
 		e := why.entry(*c.BudgetLineID, c.ID)
 		e.Kind, e.Amount, e.Note = KindReserved, c.Value, why.note(KindReserved)
 		if db.Speculative(ctx) {
-			// Postgres: sent with the commit, on the hope that it fits (it
-			// almost always does); if not, the move runs again and settles.
-			return s.store.reserveAtCommit(ctx, c.ProjectID, &e)
+			// Postgres: sent with the move's compare-and-set, on the hope
+			// that it fits (it almost always does); if not, the move runs
+			// again and settles.
+			return s.store.reserveAhead(ctx, c.ProjectID, &e)
 		}
 		if done, err := s.store.reserve(ctx, c.ProjectID, &e); done || err != nil {
 			return err

@@ -98,9 +98,9 @@ func Migrations() []migrate.Migration {
 		`DROP INDEX ix_budget_commitments_line`,
 		`CREATE INDEX ix_budget_commitments_line ON budget_commitments (budget_line_id, closed_at, kind, contract_id, amount)`,
 		`CREATE INDEX ix_budget_commitments_manual ON budget_commitments (contract_id) WHERE source = 'manual' AND contract_id IS NOT NULL`,
-	)}, {Version: 3, Name: "the Postgres check of a reservation sent with the commit", Up: migrate.PerDialect(nil, []string{
+	)}, {Version: 3, Name: "the Postgres check of a reservation sent ahead of the move", Up: migrate.PerDialect(nil, []string{
 		// budget_expect(ok) raises, when ok does not hold, the error that
-		// runs a speculative transaction again (store.reserveAtCommit).
+		// runs a speculative transaction again (store.reserveAhead).
 		db.ExpectFunction("budget_expect"),
 	})}}
 }

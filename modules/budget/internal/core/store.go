@@ -297,12 +297,14 @@ func (s *store) reserve(ctx context.Context, projectID *string, e *Commitment) (
 	return lined, nil
 }
 
-// reserveAtCommit is reserve sent with the commit of a speculative
-// transaction on Postgres (db.Speculative), which then takes no round trip
-// of its own: if the reservation does not apply, budget_expect fails the
-// commit, and the move runs again and calls reserve.
-func (s *store) reserveAtCommit(ctx context.Context, projectID *string, e *Commitment) error {
-	return s.db.ExecAtCommit(ctx, reservation(`SELECT budget_expect(EXISTS (SELECT 1 FROM line_totals))`),
+// reserveAhead is reserve for a speculative transaction on Postgres
+// (db.Speculative): sent with the move's next statement, its
+// compare-and-set, it takes no round trip of its own and its locks in the
+// same order as reserve (the budget's, the line's, then the counters the
+// move updates). If it does not apply, budget_expect fails the move, which
+// runs again and calls reserve.
+func (s *store) reserveAhead(ctx context.Context, projectID *string, e *Commitment) error {
+	return s.db.ExecWithNext(ctx, reservation(`SELECT budget_expect(EXISTS (SELECT 1 FROM line_totals))`),
 		plain(reservationArgs(projectID, e))...)
 }
 
