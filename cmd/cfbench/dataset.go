@@ -64,11 +64,6 @@ const (
 		FROM budget_lines l WHERE l.id = ?`
 )
 
-// vacuumTables are the tables the load filled (Postgres: VACUUM ANALYZE).
-var vacuumTables = []string{"users", "user_roles", "suppliers", "projects", "departments", "contracts", "contract_approvals",
-	"contract_comments", "contract_code_sequences", "purchase_evaluations", "purchase_evaluation_quotations",
-	"purchase_evaluation_history", "pe_dept_opinions", "purchase_evaluation_code_sequences", "budgets", "budget_lines"}
-
 // ccmPhase is where CostControl checks a contract before signature (the
 // budget scenarios' pools); sealPhase is where the contracts module gives a
 // contract its code (the raw transaction stops before it).
@@ -224,9 +219,21 @@ func readDataset(ctx context.Context, d *database, sz sizes, g *graph, evalGraph
 		// the dashboard was 4 to 7 times slower. SQLite has no automatic
 		// ANALYZE and the service runs none: it gets none here.
 		// Only this schema's tables: a bare VACUUM would walk every schema
-		// of the database, other people's test schemas included.
-		for _, t := range vacuumTables {
-			if _, err := db.ExecContext(ctx, "VACUUM ANALYZE "+t); err != nil {
+		// of the database, other people's test schemas included. Every
+		// table of the schema: the modules' triggers fill tables of their
+		// own (the word index of contracts) that the load does not name.
+		var tables []string
+		err := each(ctx, db, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`, nil, func(r *sql.Rows) error {
+			var t string
+			err := r.Scan(&t)
+			tables = append(tables, t)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tables {
+			if _, err := db.ExecContext(ctx, `VACUUM ANALYZE "`+t+`"`); err != nil {
 				return nil, fmt.Errorf("vacuum analyze %s: %w", t, err)
 			}
 		}

@@ -36,7 +36,7 @@ func TestSearchIndexesKeepShortPendingLists(t *testing.T) {
 	for _, r := range rows {
 		got[r.Name] = r.Options
 	}
-	for _, ix := range []string{"ix_contracts_search_keys", "ix_purchase_evaluations_search", "ix_suppliers_search",
+	for _, ix := range []string{"ix_contracts_vocab_search", "ix_purchase_evaluations_search", "ix_suppliers_search",
 		"ix_projects_search", "ix_departments_search", "ix_users_search"} {
 		assert.Contains(t, got, ix)
 	}

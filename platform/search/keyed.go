@@ -2,39 +2,15 @@ package search
 
 import (
 	"fmt"
-	"strings"
 
 	"gorm.io/gorm"
 )
 
-// Keyed is the Postgres counterpart of Partitioned: a GIN index of a
-// table's search_text whose every pg_trgm trigram is keyed by the row's
-// value of one column (a contract's phase), "DangGopY/mon". A search
-// within one value then reads that value's posting lists alone: counting
-// "móng" among one phase's 14 000 contracts reads the phase's ~800
-// candidates from lists of that phase, where pg_trgm's own index, even
-// keyed by phase first (btree_gin), decoded the 100 000-entry list of
-// "ong" and intersected it with the phase's (docs/query-plans.md).
-//
-// Postgres keeps the index in the writing transaction, so unlike
-// Partitioned no search misses a row (GIN's own pending list, kept short by
-// pendingLimit, is read by every search). A trigram is a candidate, not a
-// match, so every condition keeps LIKE on the row, and counts stay exact.
-type Keyed struct {
-	table, column string
-	values        []string // every value the column holds; no "/" in any
-}
-
-// NewKeyed describes the keyed index of table by column (made by
-// KeyedTrigramIndex) whose rows hold one of values.
-func NewKeyed(table, column string, values []string) *Keyed {
-	for _, v := range values {
-		if strings.Contains(v, "/") {
-			panic(fmt.Sprintf("search: keyed value %q holds the separator /", v))
-		}
-	}
-	return &Keyed{table: table, column: column, values: values}
-}
+// The keyed trigram index (contracts migrations 13 and 14, replaced by the
+// word index in migration 16): a GIN index of a table's search_text whose
+// every pg_trgm trigram is keyed by the row's value of one column (a
+// contract's phase), "DangGopY/mon". Migrations made before the word index
+// still run it on a fresh database.
 
 // KeyedTrigramIndex, run from a module's migration, replaces the trigram
 // index ix_<table>_search of table's live rows by ix_<table>_search_keys,
@@ -78,29 +54,20 @@ func KeyedTrigramIndex(tx *gorm.DB, table, column string) error {
 	return nil
 }
 
-// Match narrows q to rows whose search_text holds word, driven by the
-// index: among the rows whose column is value, or any of the values when
-// value is "". A word shorter than a trigram is matched by LIKE alone.
-func (k *Keyed) Match(q *gorm.DB, value, word string) *gorm.DB {
-	like, likeArgs := Likes(k.table, []string{word})
-	if !Indexed([]string{word}) {
-		return q.Where(like, likeArgs...)
+// DropKeyedTrigramIndex, run from a module's migration, drops the keyed
+// index of table and the functions it made (it does nothing on SQLite).
+func DropKeyedTrigramIndex(tx *gorm.DB, table string) error {
+	if tx.Dialector.Name() != "postgres" {
+		return nil
 	}
-	values := k.values
-	if value != "" {
-		values = []string{value}
+	for _, s := range []string{
+		fmt.Sprintf(`DROP INDEX IF EXISTS ix_%s_search_keys`, table),
+		`DROP FUNCTION IF EXISTS search_keys(text, text)`,
+		`DROP FUNCTION IF EXISTS search_query_keys(text, text)`,
+	} {
+		if err := tx.Exec(s).Error; err != nil {
+			return err
+		}
 	}
-	// The keys come from a sub-select, which Postgres runs at execution: a
-	// custom plan that saw them as constants estimated the index's rows
-	// from them and always beat the generic plan's estimate, so every
-	// execution was planned again (half a millisecond, as long as the
-	// search itself on the list's data set) for the same plan.
-	keys := fmt.Sprintf("search_keys(%s.%s, %[1]s.search_text) @> (SELECT search_query_keys(?, ?))", k.table, k.column)
-	arms := make([]string, len(values))
-	var args []any
-	for i, v := range values {
-		arms[i] = keys
-		args = append(args, v, word)
-	}
-	return q.Where("("+strings.Join(arms, " OR ")+") AND "+like, append(args, likeArgs...)...)
+	return nil
 }

@@ -56,7 +56,7 @@ type Service struct {
 func New(d Deps) *Service {
 	st := &store{db: d.DB, parts: d.SearchParts}
 	if d.DB.Dialect() == db.Postgres {
-		st.keys = search.NewKeyed("contracts", "phase", Phases)
+		st.words = search.NewWordIndex("contracts", "phase")
 	}
 	return &Service{Deps: d, store: st}
 }

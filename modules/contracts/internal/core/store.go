@@ -19,7 +19,7 @@ import (
 type store struct {
 	db    *db.DB
 	parts *search.Partitioned // the trigram index by phase (SQLite with FTS5; nil elsewhere)
-	keys  *search.Keyed       // the trigrams keyed by phase (Postgres; nil elsewhere)
+	words *search.WordIndex   // the word index by phase (Postgres; nil elsewhere)
 }
 
 func (s *store) conn(ctx context.Context) *gorm.DB { return s.db.Conn(ctx) }
@@ -39,8 +39,8 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 	words := search.Words(f.Search)
 	if inCreatedOrder(req) && search.Indexed(words) {
 		switch {
-		case s.keys != nil:
-			return s.keyedSearch(ctx, sc, f, words, req)
+		case s.words != nil:
+			return s.wordSearch(ctx, sc, f, words, req)
 		case s.parts != nil && f.Phase != "":
 			return s.phaseSearch(ctx, sc, f, words, req)
 		}
@@ -76,23 +76,41 @@ func (s *store) list(ctx context.Context, sc workflowdesigner.Scope, f listFilte
 	return rows, total, err
 }
 
-// keyedSearch reads a search's page and its exact count in one statement
-// on Postgres: m holds the (id, created_at) of every match, read once
-// through the keyed index (the exact count reads every match anyway); the
-// count is m's size and the page the top of m, whose rows are then read
-// by primary key. Walking the list's order for the page instead read
-// another ~400 rows of the heap for 20 matches, in a second round trip.
-func (s *store) keyedSearch(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
+// wordSearch reads a search's page and its exact count in one statement
+// on Postgres: m holds the (id, created_at) of every match (the exact
+// count reads every match anyway); the count is m's size and the page the
+// top of m, whose rows are then read by primary key. When nothing but the
+// words and the phase narrows the list (a caller who sees every contract,
+// no other filter, every word of three runes or more), m comes from the
+// word index alone (search.WordIndex.Matches), without reading a contract;
+// otherwise from the list's condition. Ids are compared as UUIDs, as the
+// index holds them; only the page's 20 are cast to text.
+func (s *store) wordSearch(ctx context.Context, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
 	dir := ""
 	if req.Sort[0].Desc {
 		dir = " DESC"
 	}
-	order := "created_at" + dir + ", id" + dir
-	m := s.listQuery(ctx, sc, f, words, false).Select("contracts.id, contracts.created_at")
+	var m *gorm.DB
+	if sc.All() && f.SupplierID == "" && f.ProjectID == "" && f.ContractType == "" && len(f.SupplierMatches) == 0 && allIndexed(words) {
+		q, args := s.words.Matches(f.Phase, words)
+		m = s.conn(ctx).Raw(q, args...)
+	} else {
+		m = s.listQuery(ctx, sc, f, words, false).Select("CAST(contracts.id AS UUID) AS id, contracts.created_at")
+	}
 	return s.pageAndTotal(ctx, s.conn(ctx).Raw(`WITH m AS MATERIALIZED (?)
 		SELECT `+summaryColumns+`, (SELECT count(*) FROM m) AS total FROM contracts
-		WHERE contracts.id IN (SELECT id FROM m ORDER BY `+order+` LIMIT ? OFFSET ?)
-		ORDER BY contracts.`+order, m, req.PageSize, req.Offset()), sc, f, words, req)
+		WHERE contracts.id IN (SELECT CAST(id AS VARCHAR) FROM (SELECT id FROM m ORDER BY created_at`+dir+`, id`+dir+` LIMIT ? OFFSET ?) p)
+		ORDER BY contracts.created_at`+dir+`, CAST(contracts.id AS UUID)`+dir, m, req.PageSize, req.Offset()), sc, f, words, req)
+}
+
+// allIndexed reports whether every word holds a trigram.
+func allIndexed(words []string) bool {
+	for _, w := range words {
+		if !search.Indexed([]string{w}) {
+			return false
+		}
+	}
+	return true
 }
 
 // pageAndTotal reads a search's page from q, which selects summaryColumns
@@ -262,8 +280,8 @@ func (s *store) listQuery(ctx context.Context, sc workflowdesigner.Scope, f list
 				own = s.parts.Filter(own, w)
 			case s.parts != nil:
 				own = s.parts.Match(own, w)
-			case s.keys != nil:
-				own = s.keys.Match(own, f.Phase, w)
+			case s.words != nil:
+				own = s.words.Match(own, f.Phase, w)
 			default:
 				own = search.Match(own, "contracts", false, w)
 			}
