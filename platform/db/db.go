@@ -266,7 +266,7 @@ type txKey struct{}
 type txState struct {
 	tx          *gorm.DB
 	pg          *pgTx // the Postgres transaction under tx; nil on SQLite
-	speculative bool  // checks may be deferred to the commit (Speculative)
+	speculative bool  // checks may be deferred to a later round trip (Speculative)
 	afterCommit []func()
 }
 

@@ -210,8 +210,8 @@ func (db *DB) runPostgresTx(ctx context.Context, conn *sql.Conn, fn func(ctx con
 	return t, nil
 }
 
-// speculationFailed is the SQLSTATE of a check deferred to the commit that
-// did not hold (ExpectFunction).
+// speculationFailed is the SQLSTATE of a deferred check that did not hold
+// (ExpectFunction).
 const speculationFailed = "CF001"
 
 func isSpeculationFailed(err error) bool {
@@ -242,7 +242,7 @@ func ExpectFunction(name string) string {
 	return `CREATE OR REPLACE FUNCTION ` + name + `(ok boolean) RETURNS boolean LANGUAGE plpgsql AS $$
 		BEGIN
 			IF ok IS NOT TRUE THEN
-				RAISE EXCEPTION 'a check deferred to the commit did not hold' USING ERRCODE = '` + speculationFailed + `';
+				RAISE EXCEPTION 'a deferred check did not hold' USING ERRCODE = '` + speculationFailed + `';
 			END IF;
 			RETURN true;
 		END $$`
