@@ -211,33 +211,6 @@ func readDataset(ctx context.Context, d *database, sz sizes, g *graph, evalGraph
 	shuffle(pd.LinePool, 16)
 	shuffle(pd.PlainPool, 17)
 
-	if d.driver == "postgres" {
-		// Autovacuum vacuums and analyses a table after this many inserts
-		// within a minute or so; do it now so the plans do not depend on its
-		// timer. Without the visibility map a VACUUM sets, Postgres reads
-		// the heap on every index-only scan and prefers sequential scans:
-		// the dashboard was 4 to 7 times slower. SQLite has no automatic
-		// ANALYZE and the service runs none: it gets none here.
-		// Only this schema's tables: a bare VACUUM would walk every schema
-		// of the database, other people's test schemas included. Every
-		// table of the schema: the modules' triggers fill tables of their
-		// own (the word index of contracts) that the load does not name.
-		var tables []string
-		err := each(ctx, db, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`, nil, func(r *sql.Rows) error {
-			var t string
-			err := r.Scan(&t)
-			tables = append(tables, t)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range tables {
-			if _, err := db.ExecContext(ctx, `VACUUM ANALYZE "`+t+`"`); err != nil {
-				return nil, fmt.Errorf("vacuum analyze %s: %w", t, err)
-			}
-		}
-	}
 	return ds, nil
 }
 

@@ -360,7 +360,7 @@ func run(ctx context.Context, o options) (err error) {
 		"The SLA job's first run is pushed past the end of the run (sla.firstRunDelay = 1h) so that it does not move the overdue contracts in the middle of a scenario.",
 		"The raw transactions run with the server stopped, on the same database: next to the server's writer on SQLite it would measure the two writers' fight for the file lock.")
 	if d.driver == "postgres" {
-		rep.Notes = append(rep.Notes, "VACUUM ANALYZE runs after the bulk load, as autovacuum would within a minute or so: without the visibility map the planner prefers sequential scans to the covering indexes.")
+		rep.Notes = append(rep.Notes, "VACUUM (ANALYZE) of every table of the schema ends the bulk load (contractflow seed), as autovacuum would within a minute or so: without the visibility map the planner prefers sequential scans to the covering indexes.")
 	} else {
 		rep.Notes = append(rep.Notes, "No ANALYZE after the bulk load: the service never runs it, so the planner works without statistics, as in production.")
 	}

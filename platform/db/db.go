@@ -350,12 +350,7 @@ func (db *DB) read(ctx context.Context, r Read) error {
 // rolls the whole transaction back; on SQLite, and outside a transaction,
 // at once. Reads later in the transaction do not see it on Postgres.
 func (db *DB) ExecAtCommit(ctx context.Context, query string, args ...any) error {
-	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil && st.pg != nil {
-		st.pg.execLater(query, args)
-		return nil
-	}
-	_, err := db.Conn(ctx).Statement.ConnPool.ExecContext(ctx, query, args...)
-	return err
+	return db.execQueued(ctx, (*pgTx).execLater, query, args)
 }
 
 // ExecWithNext runs a write whose result the caller does not need, in the
@@ -365,8 +360,13 @@ func (db *DB) ExecAtCommit(ctx context.Context, query string, args ...any) error
 // once. Unlike ExecAtCommit it keeps its place among the transaction's
 // statements, and so the order in which they take their locks.
 func (db *DB) ExecWithNext(ctx context.Context, query string, args ...any) error {
+	return db.execQueued(ctx, (*pgTx).execNext, query, args)
+}
+
+// execQueued hands a write to queue on a Postgres transaction, or runs it.
+func (db *DB) execQueued(ctx context.Context, queue func(*pgTx, string, []any), query string, args []any) error {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok && st != nil && st.pg != nil {
-		st.pg.execNext(query, args)
+		queue(st.pg, query, args)
 		return nil
 	}
 	_, err := db.Conn(ctx).Statement.ConnPool.ExecContext(ctx, query, args...)

@@ -116,19 +116,23 @@ func (w *WordIndex) rows(columns, value, word string) (string, []any) {
 	return q, args
 }
 
-// Matches selects the (id, created_at) of the rows holding every word, each
-// of three runes or more, among the rows whose column is value (any when
-// ""): from the index alone, so every live row counts once.
-func (w *WordIndex) Matches(value string, words []string) (string, []any) {
+// Matches selects the (id, created_at) of the rows holding every word
+// among the rows whose column is value (any when ""): from the index
+// alone, so every live row counts once. It reports false when a word is
+// shorter than a trigram, which only LIKE on the row (Match) finds.
+func (w *WordIndex) Matches(value string, words []string) (string, []any, bool) {
 	parts := make([]string, len(words))
 	var args []any
 	for i, word := range words {
+		if !Indexed([]string{word}) {
+			return "", nil, false
+		}
 		q, a := w.rows("id, created_at", value, word)
 		parts[i] = q
 		args = append(args, a...)
 	}
 	if len(parts) == 1 {
-		return "SELECT DISTINCT id, created_at FROM (" + parts[0] + ") w", args
+		return "SELECT DISTINCT id, created_at FROM (" + parts[0] + ") w", args, true
 	}
-	return strings.Join(parts, " INTERSECT "), args // which drops duplicates
+	return strings.Join(parts, " INTERSECT "), args, true // which drops duplicates
 }

@@ -112,11 +112,11 @@ func TestWordIndexFindsEverySubstring(t *testing.T) {
 			if err := q.Count(&viaMatch).Error; err != nil {
 				return err
 			}
-			if !search.Indexed(words) || len(words[0]) < 3 {
+			m, args, ok := w.Matches(phase, words)
+			if !ok { // a word shorter than a trigram: Match alone serves it
 				viaMatches = viaMatch
 				return nil
 			}
-			m, args := w.Matches(phase, words)
 			count := "SELECT count(*) FROM (" + m + ") m"
 			if phase == "b" && words[0] == "ong" {
 				var plan []string
@@ -193,7 +193,7 @@ func TestWordSearchKeepsItsPlan(t *testing.T) {
 	err := database.InTx(ctx, func(ctx context.Context) error { // one connection, so one prepared statement
 		tx := database.Conn(ctx)
 		for _, word := range md5s { // rare words: a piece of one row's text each
-			m, args := w.Matches("p1", []string{word})
+			m, args, _ := w.Matches("p1", []string{word})
 			var n int64
 			if err := tx.Raw("SELECT count(*) FROM ("+m+") m", args...).Row().Scan(&n); err != nil {
 				return err

@@ -91,26 +91,18 @@ func (s *store) wordSearch(ctx context.Context, sc workflowdesigner.Scope, f lis
 		dir = " DESC"
 	}
 	var m *gorm.DB
-	if sc.All() && f.SupplierID == "" && f.ProjectID == "" && f.ContractType == "" && len(f.SupplierMatches) == 0 && allIndexed(words) {
-		q, args := s.words.Matches(f.Phase, words)
-		m = s.conn(ctx).Raw(q, args...)
-	} else {
+	if sc.All() && f.SupplierID == "" && f.ProjectID == "" && f.ContractType == "" && len(f.SupplierMatches) == 0 {
+		if q, args, ok := s.words.Matches(f.Phase, words); ok {
+			m = s.conn(ctx).Raw(q, args...)
+		}
+	}
+	if m == nil {
 		m = s.listQuery(ctx, sc, f, words, false).Select("CAST(contracts.id AS UUID) AS id, contracts.created_at")
 	}
 	return s.pageAndTotal(ctx, s.conn(ctx).Raw(`WITH m AS MATERIALIZED (?)
 		SELECT `+summaryColumns+`, (SELECT count(*) FROM m) AS total FROM contracts
 		WHERE contracts.id IN (SELECT CAST(id AS VARCHAR) FROM (SELECT id FROM m ORDER BY created_at`+dir+`, id`+dir+` LIMIT ? OFFSET ?) p)
 		ORDER BY contracts.created_at`+dir+`, CAST(contracts.id AS UUID)`+dir, m, req.PageSize, req.Offset()), sc, f, words, req)
-}
-
-// allIndexed reports whether every word holds a trigram.
-func allIndexed(words []string) bool {
-	for _, w := range words {
-		if !search.Indexed([]string{w}) {
-			return false
-		}
-	}
-	return true
 }
 
 // pageAndTotal reads a search's page from q, which selects summaryColumns
