@@ -122,7 +122,7 @@ func rawFiberHandler(ctx context.Context, l limits) (result, error) {
 	go func() { served <- app.Listener(ln) }()
 	c := newClient("http://"+ln.Addr().String(), l.Clients)
 	defer func() {
-		c.hc.CloseIdleConnections() // else the shutdown waits for the keep-alive connections
+		c.close() // else the shutdown waits for the keep-alive connections
 		_ = app.ShutdownWithTimeout(5 * time.Second)
 		<-served
 	}()

@@ -315,7 +315,7 @@ func (r *report) markdown() string {
 	if ds.Proc != nil {
 		w("%s", ds.Proc.describe())
 	}
-	w("- Load: %d clients per scenario for %s (request cap %s), keep-alive HTTP/1.1 on 127.0.0.1\n\n",
+	w("- Load: %d clients per scenario for %s (request cap %s), keep-alive HTTP/1.1 on 127.0.0.1 (fasthttp client)\n\n",
 		r.Limits.Clients, r.Limits.Duration, thousands(r.Limits.MaxOps))
 
 	w("| Scenario | Clients | Requests | req/s | p50 | p95 | p99 | Errors | Ratio to raw limit | Server CPU/req | Server peak RSS |\n")
