@@ -59,10 +59,10 @@ type resource[T, In any, PT entity[T], PI input[In, T]] struct {
 	spec
 	svc   *Service
 	store store[T, PT]
-	// cached holds the Refs other modules look up, and which ids are not
-	// live (deleted or unknown), so an old contract's deleted supplier is
-	// not asked for again either.
-	cached *cache.Map[cachedRef]
+	// cached holds the Refs other modules look up, and the zero Ref for
+	// ids that are not live (deleted or unknown), so an old contract's
+	// deleted supplier is not asked for again either.
+	cached *cache.Map[Ref]
 	// searched holds the ids another module's search found (a contracts
 	// list searches supplier names on every request), forgotten on any
 	// change of the table.
@@ -74,7 +74,7 @@ type resource[T, In any, PT entity[T], PI input[In, T]] struct {
 func newResource[T, In any, PT entity[T], PI input[In, T]](s *Service, sp spec, indexed map[string]bool) *resource[T, In, PT, PI] {
 	table := any(new(T)).(interface{ TableName() string }).TableName()
 	return &resource[T, In, PT, PI]{spec: sp, svc: s, store: store[T, PT]{db: s.db, table: table, indexed: indexed[table]},
-		cached:   cache.New[cachedRef](s.caches, "masterdata."+table, maxCachedRefs),
+		cached:   cache.New[Ref](s.caches, "masterdata."+table, maxCachedRefs),
 		searched: cache.New[[]string](s.caches, "masterdata."+table+".search", maxCachedSearches)}
 }
 
@@ -87,13 +87,6 @@ const maxCachedRefs = 50_000
 // 500 ids each).
 const maxCachedSearches = 64
 
-// cachedRef is one cached lookup: the Ref of a live record, or Live false
-// for an id that is deleted or unknown.
-type cachedRef struct {
-	Ref  Ref
-	Live bool
-}
-
 // refs resolves ids to live Refs from memory, reading the missing ones in
 // one query. Inside a transaction on Postgres it reads the database, which
 // share-locks the rows found until the transaction ends (see store.refs).
@@ -101,28 +94,27 @@ func (r *resource[T, In, PT, PI]) refs(ctx context.Context, ids []string) (map[s
 	if r.svc.db.Dialect() == db.Postgres && db.InTransaction(ctx) {
 		return r.store.refs(ctx, ids)
 	}
-	got, err := r.cached.Load(ctx, ids, func(ctx context.Context, missing []string) (map[string]cachedRef, error) {
+	got, err := r.cached.Load(ctx, ids, func(ctx context.Context, missing []string) (map[string]Ref, error) {
 		found, err := r.store.refs(ctx, missing)
 		if err != nil {
 			return nil, err
 		}
-		out := make(map[string]cachedRef, len(missing))
 		for _, id := range missing {
-			ref, ok := found[id]
-			out[id] = cachedRef{Ref: ref, Live: ok}
+			if _, ok := found[id]; !ok {
+				found[id] = Ref{} // not live: cached as such
+			}
 		}
-		return out, nil
+		return found, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Ref, len(got))
-	for id, c := range got {
-		if c.Live {
-			out[id] = c.Ref
+	for id, ref := range got { // Load's map is the caller's
+		if ref.ID == "" {
+			delete(got, id)
 		}
 	}
-	return out, nil
+	return got, nil
 }
 
 // searchIDs returns the ids of up to limit live records matching every
