@@ -159,12 +159,15 @@ func newClient(base string, conns int) *client {
 	return &client{base: base, hc: &fasthttp.HostClient{
 		Addr:                strings.TrimPrefix(base, "http://"),
 		MaxConns:            conns * 2,
+		MaxConnWaitTimeout:  requestTimeout, // a caller beyond MaxConns waits, not fails
 		MaxIdleConnDuration: 90 * time.Second,
 		StreamResponseBody:  true, // exports are counted, not kept
 	}}
 }
 
 // do sends one request and hands its response to read while it is open.
+// ctx's deadline, when sooner than requestTimeout, bounds it; a request in
+// flight when ctx is cancelled runs to its end (the drivers stop after it).
 func (c *client) do(ctx context.Context, method, path, token string, body []byte, read func(*fasthttp.Response) error) error {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -237,31 +240,4 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
-}
-
-// parallel runs fn(i) for i in [0, n) from clients goroutines and returns the
-// first error; it stops handing out work after an error or when ctx ends.
-func parallel(ctx context.Context, n, clients int, fn func(i int) error) error {
-	var next atomic.Int64
-	var first atomic.Pointer[error]
-	var wg sync.WaitGroup
-	for range min(clients, max(n, 1)) {
-		wg.Go(func() {
-			for ctx.Err() == nil && first.Load() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := fn(i); err != nil {
-					first.CompareAndSwap(nil, &err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if p := first.Load(); p != nil {
-		return *p
-	}
-	return ctx.Err()
 }
