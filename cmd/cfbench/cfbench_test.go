@@ -2,13 +2,15 @@ package main
 
 import (
 	"context"
-	"github.com/contractflow/contractflow/modules/workflowdesigner"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contractflow/contractflow/modules/workflowdesigner"
 )
 
 func TestPercentileIsNearestRank(t *testing.T) {
@@ -59,6 +61,30 @@ func TestDriveStopsAtTheCapAndWhenWorkRunsOut(t *testing.T) {
 				t.Fatalf("ops %d errors %d, want %d and 0", r.Ops, r.Errors, tc.want)
 			}
 		})
+	}
+}
+
+// alternate runs the sides ABBA and folds each side's rounds.
+func TestAlternateTakesTurnsAndFoldsEachSide(t *testing.T) {
+	var order []string
+	side := func(name string, ops int) func(int) result {
+		return func(k int) result {
+			order = append(order, fmt.Sprintf("%s%d", name, k))
+			return result{Ops: ops, Elapsed: time.Second, Lat: []time.Duration{time.Duration(ops)}}
+		}
+	}
+	var pairs int
+	got := alternate(3, [2]func(int) result{side("a", 1), side("b", 2)}, func(k int, r [2]result) {
+		if r[0].Ops != 1 || r[1].Ops != 2 {
+			t.Errorf("round %d saw %d and %d ops", k, r[0].Ops, r[1].Ops)
+		}
+		pairs++
+	})
+	if want := []string{"a0", "b0", "b1", "a1", "a2", "b2"}; !slices.Equal(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+	if pairs != 3 || got[0].Ops != 3 || got[1].Ops != 6 || got[1].Elapsed != 3*time.Second || len(got[1].Lat) != 3 {
+		t.Fatalf("pairs %d, folded %+v and %+v", pairs, got[0], got[1])
 	}
 }
 

@@ -137,12 +137,11 @@ const (
 // budgetMoves measures the CostControl move DangKiemTraCCM → DangTrinhKy on
 // contracts naming no budget line and on contracts naming one: the check's
 // cost is the difference of server CPU per move. Both sides make the same
-// number of moves, in alternating rounds (no line, line; then line, no
-// line; …) so that whatever else loads the shared machine, and whatever
-// drifts over the run, falls on both alike; a few moves of each go first,
-// unmeasured. The line side's contracts come in a random order over lines
-// that many of them name, so concurrent reservations contend. With --pprof
-// each round writes its own profiles; go tool pprof merges a side's.
+// number of moves, in alternating rounds (alternate); a few moves of each
+// go first, unmeasured. The line side's contracts come in a random order
+// over lines that many of them name, so concurrent reservations contend.
+// With --pprof each round writes its own profiles; go tool pprof merges a
+// side's.
 func (s *session) budgetMoves(ctx context.Context) []result {
 	pd := s.ds.Proc
 	if pd == nil || len(pd.PlainPool) == 0 || len(pd.LinePool) == 0 {
@@ -158,29 +157,24 @@ func (s *session) budgetMoves(ctx context.Context) []result {
 	warm := min(n/20, 2*s.l.Clients)
 	rounds := max(1, min(budgetRounds, (n-warm)/(4*s.l.Clients)))
 	per := (n - warm) / rounds
-	sides := []struct {
-		name string
-		pool []string
-		r    result
-	}{{name: budgetPlain, pool: pd.PlainPool}, {name: budgetLine, pool: pd.LinePool}}
-	for _, sd := range sides {
-		drive(ctx, sd.name+" warm-up", limits{Clients: s.l.Clients, Duration: s.l.Duration, MaxOps: warm}, move(sd.pool[:warm]))
+	pools := [2][]string{pd.PlainPool, pd.LinePool}
+	names := [2]string{budgetPlain, budgetLine}
+	for i := range 2 {
+		drive(ctx, names[i]+" warm-up", limits{Clients: s.l.Clients, Duration: s.l.Duration, MaxOps: warm}, move(pools[i][:warm]))
 	}
-	for k := range rounds {
-		var cpu [2]time.Duration
-		for j := range 2 {
-			i := j ^ k%2 // ABBA: each side goes first in every other round
-			sd := &sides[i]
-			r := s.measure(ctx, scenario{name: fmt.Sprintf("%s, round %d", sd.name, k+1), rawOf: rawTx,
-				limits: limits{Clients: s.l.Clients, Duration: s.l.Duration, MaxOps: per}, fn: move(sd.pool[warm+k*per:])})
-			sd.r.add(r)
-			cpu[i] = r.cpuPerOp()
+	side := func(i int) func(k int) result {
+		return func(k int) result {
+			return s.measure(ctx, scenario{name: fmt.Sprintf("%s, round %d", names[i], k+1), rawOf: rawTx,
+				limits: limits{Clients: s.l.Clients, Duration: s.l.Duration, MaxOps: per}, fn: move(pools[i][warm+k*per:])})
 		}
-		logf("  round %d/%d: %s CPU/move without a line, %s with (%s)", k+1, rounds, ms(cpu[0]), ms(cpu[1]), signedMS(cpu[1]-cpu[0]))
-		pd.BudgetRoundDiffs = append(pd.BudgetRoundDiffs, cpu[1]-cpu[0])
 	}
+	sides := alternate(rounds, [2]func(int) result{side(0), side(1)}, func(k int, r [2]result) {
+		d := r[1].cpuPerOp() - r[0].cpuPerOp()
+		logf("  round %d/%d: %s CPU/move without a line, %s with (%s)", k+1, rounds, ms(r[0].cpuPerOp()), ms(r[1].cpuPerOp()), signedMS(d))
+		pd.BudgetRoundDiffs = append(pd.BudgetRoundDiffs, d)
+	})
 	pd.BudgetMoves, pd.BudgetRounds = per*rounds, rounds
-	plain, line := sides[0].r, sides[1].r
+	plain, line := sides[0], sides[1]
 	plain.Name, line.Name = budgetPlain, budgetLine
 	plain.Note = fmt.Sprintf("POST /api/contracts/{id}/transitions DangKiemTraCCM→DangTrinhKy as CostControl on distinct contracts naming no budget line, %s moves in %d rounds alternating with the next row's: its baseline",
 		thousands(plain.Ops), rounds)

@@ -104,9 +104,11 @@ func rawHashRun(ctx context.Context, l limits) result {
 		return nil
 	})
 	r.CPU = selfCPU() - cpu
-	r.Group, r.Note = "raw", "argon2.IDKey m=19456 KiB t=2 p=1, 32 bytes"
+	r.Group, r.Note = "raw", rawHashNote
 	return r
 }
+
+const rawHashNote = "argon2.IDKey m=19456 KiB t=2 p=1, 32 bytes"
 
 // rawFiberHandler serves GET /ping → {"status":"ok"} from a bare Fiber app
 // on another port of 127.0.0.1 and drives it with the same load generator:

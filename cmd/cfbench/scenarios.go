@@ -232,6 +232,59 @@ func (s *session) measure(ctx context.Context, sc scenario) result {
 	return r
 }
 
+// alternate runs two sides in turns, rounds times each (A then B, then B
+// then A, …), so that whatever else loads the shared machine, and whatever
+// drifts over the run, falls on both alike, and folds each side's rounds
+// into one result. after, if not nil, sees each round's pair.
+func alternate(rounds int, sides [2]func(round int) result, after func(round int, r [2]result)) [2]result {
+	var out [2]result
+	for k := range rounds {
+		var got [2]result
+		for j := range 2 {
+			i := j ^ k%2
+			got[i] = sides[i](k)
+			out[i].add(got[i])
+		}
+		if after != nil {
+			after(k, got)
+		}
+	}
+	return out
+}
+
+// hashRounds is how many rounds the login and the raw hash each run in turns.
+const hashRounds = 4
+
+// besideHash measures the login scenario sc in rounds alternating with the
+// raw hash, each round a hashRounds-th of sc's window, so that the ratio
+// compares the two under the same load of the host: the hash is bound by
+// memory, whose speed on this shared host drifts over seconds.
+func (s *session) besideHash(ctx context.Context, sc scenario) (login, raw result) {
+	// Each side first fills its heap unmeasured: the first 19 MiB blocks
+	// of a process are fresh pages, whose faults cost the first round
+	// (then as few as 14 hashes/s against 90 in the next rounds).
+	warm := limits{Clients: sc.limits.Clients, Duration: time.Second, MaxOps: 2 * sc.limits.Clients}
+	drive(ctx, sc.name+" warm-up", warm, sc.fn)
+	rawHashRun(ctx, warm)
+	l := sc.limits
+	l.Duration /= hashRounds
+	r := alternate(hashRounds, [2]func(int) result{
+		func(k int) result {
+			round := sc
+			round.name, round.limits = fmt.Sprintf("%s, round %d", sc.name, k+1), l
+			return s.measure(ctx, round)
+		},
+		func(int) result { return rawHashRun(ctx, l) },
+	}, func(k int, r [2]result) {
+		logf("  round %d/%d: %s logins/s, %s raw hashes/s", k+1, hashRounds, rate(r[0].rate()), rate(r[1].rate()))
+	})
+	login, raw = r[0], r[1]
+	login.Name, raw.Name = sc.name, rawHash
+	login.Note = fmt.Sprintf("%s; %d rounds alternating with the raw hash's", sc.note, hashRounds)
+	raw.Note = fmt.Sprintf("%s; %d rounds alternating with the login's", rawHashNote, hashRounds)
+	return login, raw
+}
+
 // settle waits until the server has finished the background work earlier
 // load left behind (the search index catching up on moved contracts, a WAL
 // checkpoint, a collection), so that it is not counted against the next

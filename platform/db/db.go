@@ -507,9 +507,11 @@ func Total(req paging.Request, n int, count func() (int64, error)) (int64, error
 
 // Contains returns a LIKE pattern matching text anywhere, with LIKE's own
 // wildcards escaped; use it with LikeEscape.
-func Contains(text string) string {
-	return "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + "%"
-}
+func Contains(text string) string { return "%" + likeEscaper.Replace(text) + "%" }
+
+// likeEscaper is built once: a Replacer builds its tables (6 KiB) on first
+// use, which was a seventh of a search's allocations when built per call.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // LikeEscape is the ESCAPE clause that goes with Contains.
 const LikeEscape = `ESCAPE '\'`

@@ -14,12 +14,15 @@ import (
 // Reading what people type into forms: amounts written the way they write
 // them, and references to records typed as a code or a name.
 
+// amountNoise strips what ParseAmount ignores.
+var amountNoise = strings.NewReplacer(" ", "", "\u00a0", "", "₫", "", "VND", "", "vnd", "")
+
 // ParseAmount reads an amount as a person types it in their language:
 // "1.250.000.000" or "1.250.000,5 ₫" in Vietnamese, "1,250,000.50" in
 // English; spaces and the currency sign are ignored. An empty value is
 // (0, false, nil). A value that is not an amount is a field error on field.
 func ParseAmount(lang, field, s string) (money.Amount, bool, error) {
-	s = strings.NewReplacer(" ", "", "\u00a0", "", "₫", "", "VND", "", "vnd", "").Replace(strings.TrimSpace(s))
+	s = amountNoise.Replace(strings.TrimSpace(s))
 	if s == "" {
 		return 0, false, nil
 	}

@@ -53,8 +53,8 @@ type filter struct {
 func (s *store) filtered(ctx context.Context, f filter) *gorm.DB {
 	q := s.conn(ctx).Model(&Template{})
 	if f.Search != "" {
-		like := "%" + escapeLike(strings.ToLower(f.Search)) + "%"
-		q = q.Where("(LOWER(form_code) LIKE ? ESCAPE '\\' OR LOWER(name) LIKE ? ESCAPE '\\')", like, like)
+		like := db.Contains(strings.ToLower(f.Search))
+		q = q.Where("(LOWER(form_code) LIKE ? "+db.LikeEscape+" OR LOWER(name) LIKE ? "+db.LikeEscape+")", like, like)
 	}
 	if f.ContractType != "" {
 		q = q.Where("contract_type = ?", f.ContractType)
@@ -85,10 +85,6 @@ func (s *store) all(ctx context.Context, f filter, req paging.Request) ([]Templa
 	var rows []Template
 	err := q.Order("id").Find(&rows).Error
 	return rows, err
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 func (s *store) insert(ctx context.Context, t *Template) error {
