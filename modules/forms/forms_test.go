@@ -154,6 +154,14 @@ func TestSeededTemplates(t *testing.T) {
 						t.Errorf("search 'khung', page 2 of 1: %+v", p)
 					}
 				}},
+			{Name: "LIKE wildcards are searched as text", Request: testkit.Request{Method: "GET", Path: "/api/forms/templates?search=%25", Token: admin},
+				Status: 200, Check: func(t *testing.T, r *testkit.Response) {
+					var p page
+					r.JSON(t, &p)
+					if p.TotalCount != 0 {
+						t.Errorf("search '%%' matched %d templates", p.TotalCount)
+					}
+				}},
 			{Name: "get one", Request: testkit.Request{Method: "GET", Path: "/api/forms/templates/" + hdtp.ID, Token: admin}, Status: 200,
 				Check: func(t *testing.T, r *testkit.Response) {
 					var tpl template
