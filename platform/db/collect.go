@@ -21,6 +21,11 @@ func Collect[T any](rows *sql.Rows, err error, size int, fields func(*T) []any) 
 		return nil, err
 	}
 	defer rows.Close()
+	return CollectFrom(rows, size, fields)
+}
+
+// CollectFrom is Collect of rows that the caller closes, such as a Read's.
+func CollectFrom[T any](rows Rows, size int, fields func(*T) []any) ([]T, error) {
 	out := make([]T, 0, size)
 	var t T
 	dst := fields(&t)

@@ -332,6 +332,24 @@ func (db *DB) Batch(ctx context.Context, reads ...Read) error {
 	return nil
 }
 
+// ReadGenericPlan runs r as Batch does, and on Postgres outside a
+// transaction with the one plan Postgres keeps for r's statement whatever
+// its arguments (a generic plan), in the same round trip. Postgres plans a
+// prepared statement anew on every execution when its estimates depend on
+// the arguments (a LIKE pattern, a LIMIT), which for a statement reaching
+// every table by index, whatever the arguments, costs as much as running
+// it: use it for such statements only, whose plan the arguments cannot
+// make worse. The setting is local to the round trip's implicit
+// transaction, so it ends with it.
+func (db *DB) ReadGenericPlan(ctx context.Context, r Read) error {
+	if st, _ := ctx.Value(txKey{}).(*txState); st != nil || db.dialect != Postgres {
+		return db.Batch(ctx, r)
+	}
+	return db.Batch(ctx, genericPlan, r)
+}
+
+var genericPlan = Read{SQL: `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`, Scan: func(Rows) error { return nil }}
+
 func (db *DB) read(ctx context.Context, r Read) error {
 	rows, err := db.Query(ctx, r.SQL, r.Args...)
 	if err != nil {

@@ -268,3 +268,42 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// ReadGenericPlan reads as Batch does; on Postgres its read alone runs with
+// plan_cache_mode force_generic_plan, which ends with its round trip and
+// never reaches a transaction's other statements.
+func TestReadGenericPlan(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		d := openDB(t, driver)
+		ctx := context.Background()
+		require.NoError(t, addItem(ctx, d, "a", 1))
+		require.NoError(t, addItem(ctx, d, "b", 2))
+		var high []string
+		require.NoError(t, d.ReadGenericPlan(ctx, namesRead(2, &high)))
+		assert.Equal(t, []string{"b"}, high)
+		if d.Dialect() != db.Postgres {
+			return
+		}
+		setting := func(ctx context.Context, read func(context.Context, db.Read) error) string {
+			var mode string
+			require.NoError(t, read(ctx, db.Read{SQL: `SELECT current_setting('plan_cache_mode')`, Scan: func(rows db.Rows) error {
+				for rows.Next() {
+					if err := rows.Scan(&mode); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			}}))
+			return mode
+		}
+		batch := func(ctx context.Context, r db.Read) error { return d.Batch(ctx, r) }
+		assert.Equal(t, "force_generic_plan", setting(ctx, d.ReadGenericPlan))
+		for range 3 { // every connection of the pool is back to the default
+			assert.Equal(t, "auto", setting(ctx, batch))
+		}
+		require.NoError(t, d.InTx(ctx, func(ctx context.Context) error {
+			assert.Equal(t, "auto", setting(ctx, d.ReadGenericPlan), "not inside a transaction")
+			return nil
+		}))
+	})
+}

@@ -91,27 +91,52 @@ func (s *store) wordSearch(ctx context.Context, sc workflowdesigner.Scope, f lis
 		dir = " DESC"
 	}
 	var m *gorm.DB
+	indexOnly := false
 	if sc.All() && f.SupplierID == "" && f.ProjectID == "" && f.ContractType == "" && len(f.SupplierMatches) == 0 {
 		if q, args, ok := s.words.Matches(f.Phase, words); ok {
-			m = s.conn(ctx).Raw(q, args...)
+			m, indexOnly = s.conn(ctx).Raw(q, args...), true
 		}
 	}
 	if m == nil {
 		m = s.listQuery(ctx, sc, f, words, false).Select("CAST(contracts.id AS UUID) AS id, contracts.created_at")
 	}
-	return s.pageAndTotal(ctx, s.conn(ctx).Raw(`WITH m AS MATERIALIZED (?)
+	q := s.conn(ctx).Raw(`WITH m AS MATERIALIZED (?)
 		SELECT `+summaryColumns+`, (SELECT count(*) FROM m) AS total FROM contracts
 		WHERE contracts.id IN (SELECT CAST(id AS VARCHAR) FROM (SELECT id FROM m ORDER BY created_at`+dir+`, id`+dir+` LIMIT ? OFFSET ?) p)
-		ORDER BY contracts.created_at`+dir+`, CAST(contracts.id AS UUID)`+dir, m, req.PageSize, req.Offset()), sc, f, words, req)
+		ORDER BY contracts.created_at`+dir+`, CAST(contracts.id AS UUID)`+dir, m, req.PageSize, req.Offset())
+	read := collect(q, req.PageSize)
+	if indexOnly {
+		// Every table by index whatever the words (the vocabulary's trigrams,
+		// the words' and the contracts' primary keys): one plan serves every
+		// search, where planning each one cost about as much as running it
+		// (docs/query-plans.md, "A generic plan for the word index").
+		read = func(fields func(*Contract) []any) ([]Contract, error) {
+			var out []Contract
+			err := s.db.ReadGenericPlan(ctx, db.Read{SQL: q.Statement.SQL.String(), Args: q.Statement.Vars, Scan: func(rows db.Rows) (err error) {
+				out, err = db.CollectFrom(rows, req.PageSize, fields)
+				return err
+			}})
+			return out, err
+		}
+	}
+	return s.pageAndTotal(ctx, read, sc, f, words, req)
 }
 
-// pageAndTotal reads a search's page from q, which selects summaryColumns
-// and then the count of every match on each row. An empty page says
-// nothing of the count (a page past the end): the list's condition is
-// then counted by itself.
-func (s *store) pageAndTotal(ctx context.Context, q *gorm.DB, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
+// pageReader reads the rows of a page's statement through fields.
+type pageReader func(fields func(*Contract) []any) ([]Contract, error)
+
+// collect is the pageReader of q.
+func collect(q *gorm.DB, size int) pageReader {
+	return func(fields func(*Contract) []any) ([]Contract, error) { return db.CollectRows(q, size, fields) }
+}
+
+// pageAndTotal reads a search's page with read, whose statement selects
+// summaryColumns and then the count of every match on each row. An empty
+// page says nothing of the count (a page past the end): the list's
+// condition is then counted by itself.
+func (s *store) pageAndTotal(ctx context.Context, read pageReader, sc workflowdesigner.Scope, f listFilter, words []string, req paging.Request) ([]Contract, int64, error) {
 	var total int64
-	out, err := db.CollectRows(q, req.PageSize, func(c *Contract) []any { return append(summaryFields(c), &total) })
+	out, err := read(func(c *Contract) []any { return append(summaryFields(c), &total) })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -215,7 +240,7 @@ func (s *store) phaseSearch(ctx context.Context, sc workflowdesigner.Scope, f li
 	all = append(all, textArgs...)
 	all = append(all, req.PageSize, req.Offset())
 	// A raw statement that starts with WITH would go to the writer.
-	return s.pageAndTotal(ctx, s.conn(ctx).Clauses(dbresolver.Read).Raw(q, all...), sc, f, words, req)
+	return s.pageAndTotal(ctx, collect(s.conn(ctx).Clauses(dbresolver.Read).Raw(q, all...), req.PageSize), sc, f, words, req)
 }
 
 // inCreatedOrder reports whether a list is in the order of an index
