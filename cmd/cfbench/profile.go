@@ -47,24 +47,27 @@ func (s *server) stopInProcess() error {
 }
 
 // treeCPU is the CPU time of a process and its descendants (the server's
-// password-hashing child). The process's own time is the sum of its
-// threads' run time from /proc/<pid>/task/<tid>/schedstat, in nanoseconds
-// (a Go process's threads live as long as it does, so none takes its time
-// away by exiting); where the kernel keeps no schedstat it is the user +
-// system time of /proc/<pid>/stat, in clock ticks of 10 ms, too coarse for
-// the budget pair's rounds of a few hundred moves. A descendant's time is
+// password-hashing child). With precise, the process's own time is the sum
+// of its threads' run time from /proc/<pid>/task/<tid>/schedstat, in
+// nanoseconds, which misses the time of a thread that exits: a Go process
+// keeps its threads, except the one that starts the hashing child
+// (platform/lowprio discards it, and with it its time of serving requests,
+// a second or more in a login round). Without precise, or where the kernel
+// keeps no schedstat, it is the user + system time of /proc/<pid>/stat,
+// exited threads' included, in clock ticks of 10 ms, too coarse for the
+// budget pair's rounds of a few hundred moves. A descendant's time is
 // always its ticks: a child that has exited but is not reaped yet has no
 // threads left to read, but its ticks stay until its parent reaps it and
 // adds them to its own reaped children's time, which counts too, so every
 // tick counts once.
-func treeCPU(pid int) time.Duration {
+func treeCPU(pid int, precise bool) time.Duration {
 	var total time.Duration
 	for i, p := range processTree(pid) {
 		own, reaped, ok := statCPU(p)
 		if !ok {
 			continue
 		}
-		if ns, ok := schedCPU(p); ok && i == 0 {
+		if ns, ok := schedCPU(p); ok && i == 0 && precise {
 			own = ns
 		}
 		total += own + reaped

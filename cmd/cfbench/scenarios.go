@@ -216,11 +216,13 @@ func (s *session) measure(ctx context.Context, sc scenario) result {
 	s.notePeak()
 	reset := s.srv.resetPeak()
 	sampler := sampleRSS(s.srv.pid())
-	cpu := treeCPU(s.srv.pid())
+	// Only a login may start the hashing child (sc.rawOf is the hash).
+	precise := sc.rawOf != rawHash
+	cpu := treeCPU(s.srv.pid(), precise)
 	s.prof.begin(sc.name)
 	r := drive(ctx, sc.name, sc.limits, sc.fn)
 	s.prof.end()
-	r.CPU = treeCPU(s.srv.pid()) - cpu
+	r.CPU = treeCPU(s.srv.pid(), precise) - cpu
 	sampled := sampler.peak()
 	_, hwm := s.srv.memory()
 	r.PeakRSS = sampled
@@ -279,7 +281,8 @@ func (s *session) besideHash(ctx context.Context, sc scenario) (login, raw resul
 		},
 		func(int) result { return rawHashRun(ctx, sc.limits) },
 	}, func(k int, r [2]result) {
-		logf("  round %d/%d: %s logins/s, %s raw hashes/s", k+1, hashRounds, rate(r[0].rate()), rate(r[1].rate()))
+		logf("  round %d/%d: %s logins/s (server CPU/login %s), %s raw hashes/s (CPU/hash %s)", k+1, hashRounds,
+			rate(r[0].rate()), cpuMS(r[0].cpuPerOp()), rate(r[1].rate()), cpuMS(r[1].cpuPerOp()))
 	})
 	login, raw = r[0], r[1]
 	login.Name, raw.Name = sc.name, rawHash
@@ -297,13 +300,13 @@ func (s *session) settle(ctx context.Context) {
 	const window, quiet, most = 500 * time.Millisecond, 10 * time.Millisecond, 20 * time.Second
 	began := time.Now()
 	for time.Since(began) < most {
-		cpu := treeCPU(s.srv.pid())
+		cpu := treeCPU(s.srv.pid(), true)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(window):
 		}
-		if treeCPU(s.srv.pid())-cpu <= quiet {
+		if treeCPU(s.srv.pid(), true)-cpu <= quiet {
 			if waited := time.Since(began); waited > 2*window {
 				logf("  (waited %s for the server to settle)", waited.Round(100*time.Millisecond))
 			}
