@@ -38,15 +38,22 @@ func addItem(ctx context.Context, d *db.DB, name string, score int) error {
 	return err
 }
 
+// openWithItems opens a database holding items a (score 1) and b (2).
+func openWithItems(t *testing.T, driver string) (*db.DB, context.Context) {
+	t.Helper()
+	d := openDB(t, driver)
+	ctx := context.Background()
+	require.NoError(t, addItem(ctx, d, "a", 1))
+	require.NoError(t, addItem(ctx, d, "b", 2))
+	return d, ctx
+}
+
 // TestBatch runs reads in one Batch, outside and inside transactions,
 // where they are the transaction's first statements (on Postgres they then
 // carry its BEGIN) and where they follow its writes.
 func TestBatch(t *testing.T) {
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
-		d := openDB(t, driver)
-		ctx := context.Background()
-		require.NoError(t, addItem(ctx, d, "a", 1))
-		require.NoError(t, addItem(ctx, d, "b", 2))
+		d, ctx := openWithItems(t, driver)
 
 		var all, high []string
 		require.NoError(t, d.Batch(ctx, namesRead(0, &all), namesRead(2, &high)))
@@ -274,10 +281,7 @@ func btoi(b bool) int {
 // never reaches a transaction's other statements.
 func TestReadGenericPlan(t *testing.T) {
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
-		d := openDB(t, driver)
-		ctx := context.Background()
-		require.NoError(t, addItem(ctx, d, "a", 1))
-		require.NoError(t, addItem(ctx, d, "b", 2))
+		d, ctx := openWithItems(t, driver)
 		var high []string
 		require.NoError(t, d.ReadGenericPlan(ctx, namesRead(2, &high)))
 		assert.Equal(t, []string{"b"}, high)
