@@ -402,8 +402,9 @@ Latencies are per request, measured by the client until the whole response is re
 are nearest-rank. The raw limits run in the same run on the same machine, each next to the
 scenarios compared with it so that both see the same background load: the trivial Fiber JSON
 handler (in the harness, on another port) before the GET scenarios, the argon2id hash alone in
-rounds alternating with the logins' (login, hash, hash, login; both warmed first), and the transition's writes as one database/sql transaction on the same database right
-after the transition scenario, with the server stopped. Ratios are HTTP rate / raw rate:
+rounds alternating with the logins' (login, hash, hash, login; both warmed first), and the
+transition's writes as one database/sql transaction on the same database right after the
+transition scenario, with the server stopped. Ratios are HTTP rate / raw rate:
 transition / raw transaction, login / hash, every GET / Fiber handler; the evaluation writes / the
 raw evaluation transaction. The server's CPU per request, peak RSS and idle RSS count its
 descendant processes too (the child that computes password hashes at nice 19, found through

@@ -262,10 +262,11 @@ const hashRounds = 2
 // raw hash, each round sc's whole window, so that the ratio compares the two
 // under the same load of the host: the hash is bound by memory, whose speed
 // on this shared host drifts over seconds. Rounds of a quarter window
-// measured the login below what it is (91.7 % with 5 s rounds, 74.4 % with
-// 1.25 s ones): each login round follows a quiet second (measure's settle),
-// after which the hashing child has returned its memory to the system, and
-// faulting it in again weighs on a short round.
+// weigh the login down: each login round follows a quiet second
+// (measure's settle), after which the hashing child has returned its
+// memory to the system, and faulting it in again weighs on a short round
+// (one full run with 1.25 s rounds gave 74.4 %, runs with 5 s rounds
+// 82–92 %).
 func (s *session) besideHash(ctx context.Context, sc scenario) (login, raw result) {
 	// Each side first fills its heap unmeasured: the first 19 MiB blocks
 	// of a process are fresh pages, whose faults cost the first round
