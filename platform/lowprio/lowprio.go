@@ -322,9 +322,15 @@ func run(fn Func, req []byte) (resp []byte, err error) {
 func serve(name string, fn Func) {
 	nameChild(name)
 	niceGroup(name)
-	in, out := pollable(0, "stdin"), pollable(1, "stdout")
-	os.Stdout = os.Stderr // a stray print must not break the protocol
-	var mu sync.Mutex     // one answer at a time on stdout; guards running
+	in, err := stdinPipe()
+	if err != nil {
+		fail(name, err)
+	}
+	out, err := stdoutPipe()
+	if err != nil {
+		fail(name, err)
+	}
+	var mu sync.Mutex // one answer at a time on stdout; guards running
 	running := 0
 	// An idle child allocates nothing, so no collection frees the last
 	// calls' garbage (argon2's 19 MiB per hash): it is returned to the
@@ -359,8 +365,7 @@ func serve(name string, fn Func) {
 			os.Exit(0)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "lowprio %s: %v\n", name, err)
-			os.Exit(1)
+			fail(name, err)
 		}
 		mu.Lock()
 		running++
@@ -374,4 +379,10 @@ func serve(name string, fn Func) {
 			answer(id, kindOK, resp)
 		}()
 	}
+}
+
+// fail ends a child that cannot go on.
+func fail(name string, err error) {
+	fmt.Fprintf(os.Stderr, "lowprio %s: %v\n", name, err)
+	os.Exit(1)
 }

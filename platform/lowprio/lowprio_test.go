@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ func work(req []byte) ([]byte, error) {
 		time.Sleep(d)
 	case "exit":
 		os.Exit(3)
+	case "gc":
+		runtime.GC()
+		runtime.GC()
 	case "fail":
 		return nil, errors.New(arg)
 	}
@@ -137,6 +141,7 @@ func TestConcurrentCallsShareOneLowPriorityChild(t *testing.T) {
 // next call starts a child again.
 func TestCallInFlightSurvivesItsChildBeingKilled(t *testing.T) {
 	w := lowprio.NewWorker(name, work, lowprio.SelfExe, time.Minute)
+	t.Cleanup(w.Release)
 	first := call(t, w, "echo")
 	read := lowpriotest.BytesRead(t, first)
 	answered := make(chan int, 1)
@@ -154,6 +159,21 @@ func TestCallInFlightSurvivesItsChildBeingKilled(t *testing.T) {
 	}
 	if pid := call(t, w, "echo"); pid == os.Getpid() {
 		t.Fatal("after a crash the call ran in this process")
+	}
+}
+
+// A child keeps its pipes through garbage collections: it answers on a
+// descriptor of its own, which no cleanup of an unreachable os.Stdout can
+// close (this test binary keeps no other reference to os.Stdout; the child
+// died at its first collection before).
+func TestChildSurvivesCollections(t *testing.T) {
+	w := lowprio.NewWorker(name, work, lowprio.SelfExe, time.Minute)
+	t.Cleanup(w.Release)
+	first := call(t, w, "gc")
+	for range 3 {
+		if pid := call(t, w, "gc"); pid != first {
+			t.Fatalf("after a collection answered by %d, want the child %d", pid, first)
+		}
 	}
 }
 

@@ -9,19 +9,50 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// pollable returns the pipe fd (the child's stdin or stdout, which the
-// parent hands over blocking) as a file that waits in Go's netpoller. A
-// blocking read parks a thread in the kernel still holding its P until the
-// runtime's monitor (sysmon) takes the P back, which in a child that looks
-// idle takes up to 10 ms: meanwhile a core stood idle with a hash queued
-// behind that P (logins alone ran at 85 % of the in-process rate with 11 %
-// of the machine idle; polled, at 98 % with 3 %).
-func pollable(fd int, name string) *os.File {
-	_ = syscall.SetNonblock(fd, true) // if it fails the file still works, blocking
-	return os.NewFile(uintptr(fd), name)
+// pipe takes the protocol's pipe at fd (the child's stdin or stdout, which
+// the parent hands over blocking) onto a descriptor of its own that waits in
+// Go's netpoller, and points fd at standIn, so that a stray read of
+// os.Stdin or print to os.Stdout cannot break the protocol.
+//
+// Polled: a blocking read parks a thread in the kernel still holding its P
+// until the runtime's monitor (sysmon) takes the P back, which in a child
+// that looks idle takes up to 10 ms: meanwhile a core stood idle with a hash
+// queued behind that P (logins alone ran at 85 % of the in-process rate with
+// 11 % of the machine idle; polled, at 98 % with 3 %).
+//
+// A descriptor of its own: a second *os.File on fd shares it with os.Stdin
+// or os.Stdout, and the first one's cleanup closes fd once that file is
+// unreachable. The child used to replace os.Stdout with os.Stderr, so in a
+// program that kept no other reference to the old one, the child's first
+// garbage collection closed the pipe and the child died after a call or two.
+func pipe(fd, standIn int, name string) (*os.File, error) {
+	own, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := unix.Dup3(standIn, fd, 0); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	_ = unix.SetNonblock(own, true) // if it fails the file still works, blocking
+	return os.NewFile(uintptr(own), name), nil
 }
+
+// stdinPipe is the pipe of requests; stdin then reads /dev/null.
+func stdinPipe() (*os.File, error) {
+	null, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("stdin: %w", err)
+	}
+	defer unix.Close(null)
+	return pipe(0, null, "stdin")
+}
+
+// stdoutPipe is the pipe of answers; stdout then writes to stderr.
+func stdoutPipe() (*os.File, error) { return pipe(1, 2, "stdout") }
 
 // nameChild names the child in top and ps -o comm, which would otherwise
 // show "exe", the base name of /proc/self/exe. The kernel keeps 15 bytes.

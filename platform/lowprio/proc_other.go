@@ -14,8 +14,11 @@ func nameChild(string) {}
 // niceGroup does nothing: no child runs here.
 func niceGroup(string) {}
 
-// pollable is the file of fd; no child runs here.
-func pollable(fd int, name string) *os.File { return os.NewFile(uintptr(fd), name) }
+// stdinPipe is stdin; no child runs here.
+func stdinPipe() (*os.File, error) { return os.Stdin, nil }
+
+// stdoutPipe is stdout; no child runs here.
+func stdoutPipe() (*os.File, error) { return os.Stdout, nil }
 
 // startNiced is implemented on Linux only, where a thread's nice value is
 // inherited by what it forks; elsewhere calls run in the process.
